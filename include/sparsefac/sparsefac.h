@@ -1,0 +1,294 @@
+/*
+ * libsparsefac — sparse matrix factorization (SDDMM, SGD MF, ALS MF) on CPU and CUDA.
+ *
+ * The one public header. Valid C99 and C++.
+ *
+ * Conventions
+ * -----------
+ * - Every function returns an sfac_status. On failure a message naming the offending argument,
+ *   index or line is stored per thread; read it with sfac_last_error(). A successful call leaves
+ *   the message of an earlier failure in place.
+ * - Objects are opaque handles created by sfac_<object>_create*() and freed by
+ *   sfac_<object>_destroy(). Destroy accepts NULL. Destroying a handle twice is undefined
+ *   behaviour (the library detects it only on a best-effort basis): set your pointer to NULL.
+ * - A failed call leaves every existing object exactly as it was, and writes no output handle.
+ * - Objects keep their context's backend alive: a context may be destroyed before the matrices
+ *   created from it. Objects passed to one call must come from contexts with the same backend
+ *   and device.
+ * - Threads: one context per thread is always safe. Calls that only read an object (download,
+ *   sddmm inputs, queries) may run concurrently on the same object; calls that modify an object
+ *   (upload, set_values, sddmm output) need exclusive access to that object.
+ * - Indices are 0-based. Row/column indices are int32; nonzero counts and offsets are int64.
+ * - Dense matrices are row-major.
+ */
+#ifndef SPARSEFAC_SPARSEFAC_H
+#define SPARSEFAC_SPARSEFAC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Version ------------------------------------------------------------------------------ */
+
+#define SFAC_VERSION_MAJOR 0
+#define SFAC_VERSION_MINOR 1
+#define SFAC_VERSION_PATCH 0
+#define SFAC_VERSION_NUMBER \
+  (SFAC_VERSION_MAJOR * 10000 + SFAC_VERSION_MINOR * 100 + SFAC_VERSION_PATCH)
+#define SFAC_VERSION_STRING "0.1.0"
+
+/* ---- Export ------------------------------------------------------------------------------- */
+
+#if defined(_WIN32)
+#if defined(SFAC_BUILDING_LIBRARY)
+#define SFAC_API __declspec(dllexport)
+#else
+#define SFAC_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define SFAC_API __attribute__((visibility("default")))
+#else
+#define SFAC_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Status ------------------------------------------------------------------------------- */
+
+/* Values are pinned and only ever appended to. */
+typedef enum sfac_status {
+  SFAC_OK = 0,
+  SFAC_ERR_INVALID_ARGUMENT = 1,  /* NULL pointer, unknown enum value, bad flag, negative size */
+  SFAC_ERR_INVALID_HANDLE = 2,    /* NULL or destroyed handle, handle of the wrong type */
+  SFAC_ERR_OUT_OF_RANGE = 3,      /* index outside the matrix, dimension too large */
+  SFAC_ERR_SHAPE_MISMATCH = 4,    /* operands whose dimensions do not fit together */
+  SFAC_ERR_INVALID_VALUE = 5,     /* NaN or Inf where a finite number is required */
+  SFAC_ERR_DUPLICATE_ENTRY = 6,   /* the same (row, col) twice under the error policy */
+  SFAC_ERR_OUT_OF_MEMORY = 7,     /* host or device allocation failed */
+  SFAC_ERR_DEVICE = 8,            /* CUDA driver/runtime/library failure */
+  SFAC_ERR_IO = 9,                /* file cannot be opened, read or written */
+  SFAC_ERR_PARSE = 10,            /* malformed file contents (message names the line) */
+  SFAC_ERR_UNSUPPORTED = 11,      /* valid request this build or backend cannot serve */
+  SFAC_ERR_NOT_CONVERGED = 12,    /* iterative solver stopped before its tolerance */
+  SFAC_ERR_BUFFER_TOO_SMALL = 13, /* caller-provided buffer smaller than required */
+  SFAC_ERR_CALLBACK = 14,         /* a user callback reported an error */
+  SFAC_ERR_INTERNAL = 15          /* a bug in libsparsefac: please report it */
+} sfac_status;
+
+/* Static, human-readable name of a status ("out of range"); never NULL. */
+SFAC_API const char* sfac_status_string(sfac_status status);
+
+/* Message of the last failed call on this thread ("" if none). Valid until the next failing call
+ * on the same thread. */
+SFAC_API const char* sfac_last_error(void);
+
+/* Forget the last error message of this thread. */
+SFAC_API void sfac_clear_last_error(void);
+
+/* Version of the library actually loaded (compare with SFAC_VERSION_* of the header). */
+SFAC_API const char* sfac_version_string(void);
+SFAC_API int sfac_version_number(void);
+
+/* Build description as a JSON object: version, backends compiled in, CUDA architectures. */
+SFAC_API const char* sfac_build_info(void);
+
+/* ---- Context ------------------------------------------------------------------------------ */
+
+typedef enum sfac_backend {
+  SFAC_BACKEND_AUTO = 0, /* CUDA when built with it and a device is present, else CPU */
+  SFAC_BACKEND_CPU = 1,
+  SFAC_BACKEND_CUDA = 2
+} sfac_backend;
+
+typedef struct sfac_context sfac_context;
+
+/* Creates a context.
+ *   backend      AUTO, CPU or CUDA. CUDA without a usable device is SFAC_ERR_UNSUPPORTED (build
+ *                without CUDA) or SFAC_ERR_DEVICE (no driver/device); AUTO falls back to CPU.
+ *   device       CUDA device ordinal (>= 0); ignored by the CPU backend.
+ *   num_threads  host threads for CPU work; 0 = all available cores.
+ *   seed         seed of every random choice the context makes (initialization, shuffles). */
+SFAC_API sfac_status sfac_context_create(sfac_backend backend, int device, int num_threads,
+                                         uint64_t seed, sfac_context** out);
+SFAC_API sfac_status sfac_context_destroy(sfac_context* ctx);
+
+/* The backend the context resolved to (never AUTO). */
+SFAC_API sfac_status sfac_context_get_backend(const sfac_context* ctx, sfac_backend* out);
+/* Device name, e.g. "CPU (8 threads)" or "NVIDIA H100 80GB HBM3"; owned by the context. */
+SFAC_API sfac_status sfac_context_get_device_name(const sfac_context* ctx, const char** out);
+SFAC_API sfac_status sfac_context_get_num_threads(const sfac_context* ctx, int* out);
+SFAC_API sfac_status sfac_context_get_seed(const sfac_context* ctx, uint64_t* out);
+/* Waits for all work queued on the context; reports asynchronous device faults. */
+SFAC_API sfac_status sfac_context_synchronize(sfac_context* ctx);
+
+/* Number of usable CUDA devices: 0 when built without CUDA or when no driver is present. */
+SFAC_API sfac_status sfac_cuda_device_count(int* out);
+
+/* ---- Sparse matrices ---------------------------------------------------------------------- */
+
+typedef struct sfac_sparse sfac_sparse;
+
+/* Flags for sparse matrix creation and file reading. */
+typedef enum sfac_sparse_flags {
+  SFAC_SPARSE_DEFAULT = 0,            /* duplicate (row, col) entries are an error */
+  SFAC_SPARSE_SUM_DUPLICATES = 1 << 0 /* duplicate entries are summed */
+} sfac_sparse_flags;
+
+/* Creates a matrix from host COO triplets (any order). The library copies the data.
+ * values may be NULL: every stored value is then 1 (a pattern matrix).
+ * Entries are stored sorted by (row, column); values come back in that order. */
+SFAC_API sfac_status sfac_sparse_create_coo(sfac_context* ctx, int64_t rows, int64_t cols,
+                                            int64_t nnz, const int32_t* row_indices,
+                                            const int32_t* col_indices, const float* values,
+                                            uint32_t flags, sfac_sparse** out);
+
+/* Creates a matrix from host CSR: row_offsets has rows + 1 entries, starts at 0 and never
+ * decreases; nnz = row_offsets[rows]. Columns within a row may be unsorted. */
+SFAC_API sfac_status sfac_sparse_create_csr(sfac_context* ctx, int64_t rows, int64_t cols,
+                                            const int64_t* row_offsets,
+                                            const int32_t* col_indices, const float* values,
+                                            uint32_t flags, sfac_sparse** out);
+
+/* Creates a matrix from host CSC: col_offsets has cols + 1 entries. */
+SFAC_API sfac_status sfac_sparse_create_csc(sfac_context* ctx, int64_t rows, int64_t cols,
+                                            const int64_t* col_offsets,
+                                            const int32_t* row_indices, const float* values,
+                                            uint32_t flags, sfac_sparse** out);
+
+/* Creates a matrix that shares the pattern of `pattern` and has its own values (in the canonical
+ * row-major order; NULL = all zeros). The natural output of sfac_sddmm. */
+SFAC_API sfac_status sfac_sparse_create_like(const sfac_sparse* pattern, const float* values,
+                                             sfac_sparse** out);
+
+SFAC_API sfac_status sfac_sparse_destroy(sfac_sparse* matrix);
+
+/* Any output pointer may be NULL. */
+SFAC_API sfac_status sfac_sparse_get_shape(const sfac_sparse* matrix, int64_t* rows,
+                                           int64_t* cols, int64_t* nnz);
+
+/* Downloads into caller-allocated arrays; any of them may be NULL to skip it.
+ * COO: nnz entries each, sorted by (row, col). CSR: row_offsets has rows + 1 entries.
+ * CSC: col_offsets has cols + 1 entries, entries sorted by (col, row). */
+SFAC_API sfac_status sfac_sparse_download_coo(const sfac_sparse* matrix, int32_t* row_indices,
+                                              int32_t* col_indices, float* values);
+SFAC_API sfac_status sfac_sparse_download_csr(const sfac_sparse* matrix, int64_t* row_offsets,
+                                              int32_t* col_indices, float* values);
+SFAC_API sfac_status sfac_sparse_download_csc(const sfac_sparse* matrix, int64_t* col_offsets,
+                                              int32_t* row_indices, float* values);
+
+/* Replaces the values (nnz of them, row-major order); they must be finite. */
+SFAC_API sfac_status sfac_sparse_set_values(sfac_sparse* matrix, const float* values);
+
+/* ---- Dense matrices ----------------------------------------------------------------------- */
+
+typedef enum sfac_dtype {
+  SFAC_DTYPE_FLOAT32 = 0,
+  SFAC_DTYPE_FLOAT16 = 1, /* storage only; arithmetic in float32 */
+  SFAC_DTYPE_BFLOAT16 = 2 /* storage only; arithmetic in float32 */
+} sfac_dtype;
+
+typedef struct sfac_dense sfac_dense;
+
+/* Creates a rows x cols row-major matrix (cols >= 1) stored as dtype. data (rows * cols floats,
+ * finite) is converted to dtype; NULL = zeros. */
+SFAC_API sfac_status sfac_dense_create(sfac_context* ctx, int64_t rows, int64_t cols,
+                                       sfac_dtype dtype, const float* data, sfac_dense** out);
+SFAC_API sfac_status sfac_dense_destroy(sfac_dense* matrix);
+SFAC_API sfac_status sfac_dense_get_shape(const sfac_dense* matrix, int64_t* rows, int64_t* cols);
+SFAC_API sfac_status sfac_dense_get_dtype(const sfac_dense* matrix, sfac_dtype* out);
+/* Replaces the contents with rows * cols finite floats. */
+SFAC_API sfac_status sfac_dense_upload(sfac_dense* matrix, const float* data);
+/* Copies the contents (converted to float) into rows * cols floats. */
+SFAC_API sfac_status sfac_dense_download(const sfac_dense* matrix, float* data);
+
+/* ---- Files -------------------------------------------------------------------------------- */
+
+typedef enum sfac_file_format {
+  SFAC_FORMAT_AUTO = 0,           /* by extension/content: .mtx/.mm -> Matrix Market, ".dat" with
+                                     "::" -> MovieLens dat, ".csv" -> CSV, else triplets */
+  SFAC_FORMAT_MATRIX_MARKET = 1,  /* coordinate real|integer|pattern, general|symmetric */
+  SFAC_FORMAT_TRIPLETS = 2,       /* LIBMF "row col value" or MovieLens u.data
+                                     "user<TAB>item<TAB>rating<TAB>timestamp": fields separated
+                                     by blanks/tabs, fields after the third ignored */
+  SFAC_FORMAT_MOVIELENS_DAT = 3,  /* ratings.dat: user::item::rating::timestamp */
+  SFAC_FORMAT_CSV = 4             /* ratings.csv: one header line, then user,item,rating[,...] */
+} sfac_file_format;
+
+/* Flags for sfac_read_sparse, combinable with sfac_sparse_flags. */
+typedef enum sfac_read_flags {
+  SFAC_READ_REMAP_IDS = 1 << 8, /* map each side's distinct ids to 0..n-1 in ascending id order
+                                   and return the maps */
+  SFAC_READ_ONE_BASED = 1 << 9  /* ids in triplet/MovieLens/CSV files start at 1 (subtract 1);
+                                   Matrix Market is always 1-based */
+} sfac_read_flags;
+
+/* Map from dense 0-based indices to the original ids of a file. */
+typedef struct sfac_idmap sfac_idmap;
+
+/* Reads a sparse matrix. Without SFAC_READ_REMAP_IDS ids are used as indices and the shape is
+ * (max row + 1, max col + 1) for triplet formats, the header's for Matrix Market; the map
+ * outputs are then set to NULL. row_ids and col_ids may be NULL when the maps are not wanted.
+ * Parse errors name the file and line: "ratings.csv:17: expected 3 fields, found 2". */
+SFAC_API sfac_status sfac_read_sparse(sfac_context* ctx, const char* path,
+                                      sfac_file_format format, uint32_t flags, sfac_sparse** out,
+                                      sfac_idmap** row_ids, sfac_idmap** col_ids);
+
+/* Writes a Matrix Market "coordinate real general" file (1-based, full float precision). */
+SFAC_API sfac_status sfac_write_matrix_market(const sfac_sparse* matrix, const char* path);
+
+SFAC_API sfac_status sfac_idmap_destroy(sfac_idmap* map);
+SFAC_API sfac_status sfac_idmap_get_size(const sfac_idmap* map, int64_t* out);
+/* original_ids[i] = the file's id of index i, for all size() indices. */
+SFAC_API sfac_status sfac_idmap_get_ids(const sfac_idmap* map, int64_t* original_ids);
+/* indices[i] = index of original_ids[i], or -1 when the id did not occur in the file. */
+SFAC_API sfac_status sfac_idmap_lookup(const sfac_idmap* map, int64_t count,
+                                       const int64_t* original_ids, int32_t* indices);
+
+/* ---- SDDMM -------------------------------------------------------------------------------- */
+
+/* What sfac_sddmm writes at every nonzero (i, j) of S, with d = dot(A[i,:], B[j,:]):
+ *   SCALED    P_ij = alpha * d * S_ij        + beta * P_ij
+ *   PATTERN   P_ij = alpha * d               + beta * P_ij   (cuSPARSE semantics)
+ *   RESIDUAL  P_ij = alpha * (S_ij - d)      + beta * P_ij   (training loss)
+ * With beta == 0 the old values of P are not read (NaN in P does not propagate). */
+typedef enum sfac_sddmm_mode {
+  SFAC_SDDMM_SCALED = 0,
+  SFAC_SDDMM_PATTERN = 1,
+  SFAC_SDDMM_RESIDUAL = 2
+} sfac_sddmm_mode;
+
+/* Algorithm choice; AUTO picks from the pattern statistics. A backend without the requested
+ * algorithm answers SFAC_ERR_UNSUPPORTED. */
+typedef enum sfac_sddmm_algorithm {
+  SFAC_SDDMM_ALG_AUTO = 0,
+  SFAC_SDDMM_ALG_ROW_SPLIT = 1, /* work split by rows; A's row reused across the row */
+  SFAC_SDDMM_ALG_NNZ_SPLIT = 2, /* work split into equal nonzero ranges; robust to skew */
+  SFAC_SDDMM_ALG_TILED = 3      /* row panels x column tiles with on-chip reuse (CUDA) */
+} sfac_sddmm_algorithm;
+
+/* Analysis of one sparsity pattern for one K, reusable across sfac_sddmm calls on any matrix
+ * that shares the pattern (created from the same handle with sfac_sparse_create_like). */
+typedef struct sfac_sddmm_plan sfac_sddmm_plan;
+
+SFAC_API sfac_status sfac_sddmm_plan_create(sfac_context* ctx, const sfac_sparse* pattern,
+                                            int64_t k, sfac_sddmm_algorithm algorithm,
+                                            sfac_sddmm_plan** out);
+SFAC_API sfac_status sfac_sddmm_plan_destroy(sfac_sddmm_plan* plan);
+/* The algorithm the plan resolved to (never AUTO). */
+SFAC_API sfac_status sfac_sddmm_plan_get_algorithm(const sfac_sddmm_plan* plan,
+                                                   sfac_sddmm_algorithm* out);
+
+/* P = f(A * B^T, S) at the nonzeros of S (see sfac_sddmm_mode). A is M x K, B is N x K, S is
+ * M x N; P must have the pattern of S (S itself, or a matrix made by sfac_sparse_create_like
+ * from S or P, or any matrix with identical row offsets and columns). P may be S.
+ * plan may be NULL (the call then analyses the pattern itself). */
+SFAC_API sfac_status sfac_sddmm(sfac_context* ctx, sfac_sddmm_mode mode, float alpha,
+                                const sfac_dense* a, const sfac_dense* b, const sfac_sparse* s,
+                                float beta, sfac_sparse* p, const sfac_sddmm_plan* plan);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SPARSEFAC_SPARSEFAC_H */

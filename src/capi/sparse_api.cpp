@@ -1,0 +1,138 @@
+#include <cmath>
+
+#include "capi/guard.h"
+#include "capi/handles.h"
+#include "core/host_csr.h"
+
+using sfac::capi::checked;
+using sfac::capi::require_pointer;
+
+namespace {
+
+sfac::DuplicatePolicy duplicate_policy(uint32_t flags) {
+  SFAC_REQUIRE((flags & ~static_cast<uint32_t>(SFAC_SPARSE_SUM_DUPLICATES)) == 0,
+               SFAC_ERR_INVALID_ARGUMENT, "flags = ", flags,
+               " has bits other than SFAC_SPARSE_SUM_DUPLICATES");
+  return (flags & SFAC_SPARSE_SUM_DUPLICATES) ? sfac::DuplicatePolicy::Sum
+                                              : sfac::DuplicatePolicy::Error;
+}
+
+sfac_status adopt(sfac::Backend& backend, sfac::HostCsr csr, sfac_sparse** out) {
+  auto handle = std::make_unique<sfac_sparse>();
+  handle->impl = backend.make_sparse(std::move(csr));
+  *out = handle.release();
+  return SFAC_OK;
+}
+
+void check_finite(const float* values, int64_t n, const char* arg) {
+  for (int64_t i = 0; i < n; ++i) {
+    SFAC_REQUIRE(std::isfinite(values[i]), SFAC_ERR_INVALID_VALUE, arg, "[", i, "] = ", values[i],
+                 " is not finite");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+sfac_status sfac_sparse_create_coo(sfac_context* ctx, int64_t rows, int64_t cols, int64_t nnz,
+                                   const int32_t* row_indices, const int32_t* col_indices,
+                                   const float* values, uint32_t flags, sfac_sparse** out) {
+  SFAC_API_BEGIN
+  auto& backend = *checked(ctx, "ctx").impl.backend;
+  require_pointer(out, "out");
+  const auto policy = duplicate_policy(flags);
+  return adopt(backend,
+               sfac::csr_from_coo(rows, cols, nnz, row_indices, col_indices, values, policy,
+                                  backend.num_threads()),
+               out);
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_create_csr(sfac_context* ctx, int64_t rows, int64_t cols,
+                                   const int64_t* row_offsets, const int32_t* col_indices,
+                                   const float* values, uint32_t flags, sfac_sparse** out) {
+  SFAC_API_BEGIN
+  auto& backend = *checked(ctx, "ctx").impl.backend;
+  require_pointer(out, "out");
+  const auto policy = duplicate_policy(flags);
+  return adopt(backend,
+               sfac::csr_from_compressed(rows, cols, false, row_offsets, col_indices, values,
+                                         policy, backend.num_threads()),
+               out);
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_create_csc(sfac_context* ctx, int64_t rows, int64_t cols,
+                                   const int64_t* col_offsets, const int32_t* row_indices,
+                                   const float* values, uint32_t flags, sfac_sparse** out) {
+  SFAC_API_BEGIN
+  auto& backend = *checked(ctx, "ctx").impl.backend;
+  require_pointer(out, "out");
+  const auto policy = duplicate_policy(flags);
+  return adopt(backend,
+               sfac::csr_from_compressed(rows, cols, true, col_offsets, row_indices, values,
+                                         policy, backend.num_threads()),
+               out);
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_create_like(const sfac_sparse* pattern, const float* values,
+                                    sfac_sparse** out) {
+  SFAC_API_BEGIN
+  const auto& source = *checked(pattern, "pattern").impl;
+  require_pointer(out, "out");
+  if (values) check_finite(values, source.nnz(), "values");
+  auto handle = std::make_unique<sfac_sparse>();
+  handle->impl = source.create_like(values);
+  *out = handle.release();
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_destroy(sfac_sparse* matrix) {
+  SFAC_API_BEGIN
+  sfac::capi::destroy(matrix, "matrix");
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_get_shape(const sfac_sparse* matrix, int64_t* rows, int64_t* cols,
+                                  int64_t* nnz) {
+  SFAC_API_BEGIN
+  const auto& m = *checked(matrix, "matrix").impl;
+  if (rows) *rows = m.rows();
+  if (cols) *cols = m.cols();
+  if (nnz) *nnz = m.nnz();
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_download_coo(const sfac_sparse* matrix, int32_t* row_indices,
+                                     int32_t* col_indices, float* values) {
+  SFAC_API_BEGIN
+  checked(matrix, "matrix").impl->download_coo(row_indices, col_indices, values);
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_download_csr(const sfac_sparse* matrix, int64_t* row_offsets,
+                                     int32_t* col_indices, float* values) {
+  SFAC_API_BEGIN
+  checked(matrix, "matrix").impl->download_csr(row_offsets, col_indices, values);
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_download_csc(const sfac_sparse* matrix, int64_t* col_offsets,
+                                     int32_t* row_indices, float* values) {
+  SFAC_API_BEGIN
+  checked(matrix, "matrix").impl->download_csc(col_offsets, row_indices, values);
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_set_values(sfac_sparse* matrix, const float* values) {
+  SFAC_API_BEGIN
+  auto& m = *checked(matrix, "matrix").impl;
+  if (m.nnz() > 0) require_pointer(values, "values");
+  check_finite(values, m.nnz(), "values");
+  m.set_values(values);
+  SFAC_API_END
+}
+
+}  // extern "C"

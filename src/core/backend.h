@@ -1,0 +1,133 @@
+// The interface every backend (CPU, CUDA) implements, and the objects it owns. The C shim and
+// the core talk only to these types; storage and algorithms live behind them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/host_csr.h"
+#include "sparsefac/sparsefac.h"
+
+namespace sfac {
+
+class Backend;
+
+// A sparse matrix resident on its backend's device. The sparsity pattern is immutable after
+// creation; only the values change.
+class SparseMatrix {
+ public:
+  SparseMatrix(std::shared_ptr<Backend> backend, int64_t rows, int64_t cols, int64_t nnz)
+      : backend_(std::move(backend)), rows_(rows), cols_(cols), nnz_(nnz) {}
+  virtual ~SparseMatrix() = default;
+  SparseMatrix(const SparseMatrix&) = delete;
+  SparseMatrix& operator=(const SparseMatrix&) = delete;
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t nnz() const { return nnz_; }
+  Backend& backend() const { return *backend_; }
+
+  // Equal ids mean a shared (hence identical) pattern.
+  virtual const void* pattern_id() const = 0;
+  // True when the patterns are identical (shared, or equal offsets and indices).
+  virtual bool same_pattern(const SparseMatrix& other) const = 0;
+
+  // Host downloads; any pointer may be null.
+  virtual void download_csr(int64_t* offsets, int32_t* col_indices, float* values) const = 0;
+  virtual void download_csc(int64_t* offsets, int32_t* row_indices, float* values) const = 0;
+  virtual void download_coo(int32_t* row_indices, int32_t* col_indices, float* values) const = 0;
+
+  // Values in canonical (row-major) order; already validated as finite.
+  virtual void set_values(const float* values) = 0;
+  // A new matrix sharing this pattern; values null = zeros.
+  virtual std::unique_ptr<SparseMatrix> create_like(const float* values) const = 0;
+
+ protected:
+  const std::shared_ptr<Backend>& backend_ptr() const { return backend_; }
+
+ private:
+  std::shared_ptr<Backend> backend_;
+  int64_t rows_, cols_, nnz_;
+};
+
+// A row-major dense matrix resident on its backend's device.
+class DenseMatrix {
+ public:
+  DenseMatrix(std::shared_ptr<Backend> backend, int64_t rows, int64_t cols, sfac_dtype dtype)
+      : backend_(std::move(backend)), rows_(rows), cols_(cols), dtype_(dtype) {}
+  virtual ~DenseMatrix() = default;
+  DenseMatrix(const DenseMatrix&) = delete;
+  DenseMatrix& operator=(const DenseMatrix&) = delete;
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  sfac_dtype dtype() const { return dtype_; }
+  Backend& backend() const { return *backend_; }
+
+  virtual void upload(const float* data) = 0;  // rows * cols finite floats
+  virtual void download(float* data) const = 0;
+
+ private:
+  std::shared_ptr<Backend> backend_;
+  int64_t rows_, cols_;
+  sfac_dtype dtype_;
+};
+
+// What a backend learned about one pattern for one K; reused across sddmm calls.
+class SddmmPlan {
+ public:
+  SddmmPlan(const void* pattern_id, int64_t k, sfac_sddmm_algorithm algorithm)
+      : pattern_id_(pattern_id), k_(k), algorithm_(algorithm) {}
+  virtual ~SddmmPlan() = default;
+  const void* pattern_id() const { return pattern_id_; }
+  int64_t k() const { return k_; }
+  sfac_sddmm_algorithm algorithm() const { return algorithm_; }
+
+ private:
+  const void* pattern_id_;
+  int64_t k_;
+  sfac_sddmm_algorithm algorithm_;
+};
+
+// One validated SDDMM call (see sfac_sddmm for the semantics).
+struct SddmmCall {
+  sfac_sddmm_mode mode;
+  float alpha;
+  float beta;
+  const DenseMatrix& a;
+  const DenseMatrix& b;
+  const SparseMatrix& s;
+  SparseMatrix& p;
+  const SddmmPlan& plan;
+};
+
+class Backend : public std::enable_shared_from_this<Backend> {
+ public:
+  virtual ~Backend() = default;
+
+  virtual sfac_backend kind() const = 0;
+  virtual int device() const = 0;
+  virtual const std::string& device_name() const = 0;
+  virtual int num_threads() const = 0;  // resolved, >= 1
+
+  bool compatible_with(const Backend& other) const {
+    return kind() == other.kind() && device() == other.device();
+  }
+
+  virtual std::unique_ptr<SparseMatrix> make_sparse(HostCsr csr) = 0;
+  // data null = zeros; otherwise rows * cols finite floats.
+  virtual std::unique_ptr<DenseMatrix> make_dense(int64_t rows, int64_t cols, sfac_dtype dtype,
+                                                  const float* data) = 0;
+
+  virtual std::unique_ptr<SddmmPlan> make_sddmm_plan(const SparseMatrix& pattern, int64_t k,
+                                                     sfac_sddmm_algorithm algorithm) = 0;
+  virtual void sddmm(const SddmmCall& call) = 0;
+
+  virtual void synchronize() = 0;
+};
+
+// Creates the backend for a context; AUTO resolves to CUDA when available, else CPU.
+std::shared_ptr<Backend> create_backend(sfac_backend kind, int device, int num_threads);
+
+}  // namespace sfac

@@ -1,0 +1,30 @@
+#include "core/backend.h"
+#include "core/cuda_probe.h"
+#include "core/error.h"
+#include "cpu/cpu_backend.h"
+
+namespace sfac {
+
+std::shared_ptr<Backend> create_backend(sfac_backend kind, int device, int num_threads) {
+  SFAC_REQUIRE(kind == SFAC_BACKEND_AUTO || kind == SFAC_BACKEND_CPU ||
+                   kind == SFAC_BACKEND_CUDA,
+               SFAC_ERR_INVALID_ARGUMENT, "unknown backend ", static_cast<int>(kind));
+  SFAC_REQUIRE(device >= 0, SFAC_ERR_INVALID_ARGUMENT, "device = ", device, " must be >= 0");
+  SFAC_REQUIRE(num_threads >= 0, SFAC_ERR_INVALID_ARGUMENT, "num_threads = ", num_threads,
+               " must be >= 0 (0 = all cores)");
+  if (kind == SFAC_BACKEND_CUDA) {
+    SFAC_REQUIRE(cuda_compiled_in(), SFAC_ERR_UNSUPPORTED,
+                 "this build of libsparsefac has no CUDA backend (configure with "
+                 "-DSPARSEFAC_CUDA=ON)");
+    const int devices = cuda_device_count();
+    SFAC_REQUIRE(devices > 0, SFAC_ERR_DEVICE, "no CUDA device is available (no driver or GPU)");
+    SFAC_REQUIRE(device < devices, SFAC_ERR_OUT_OF_RANGE, "device = ", device,
+                 " but only ", devices, " CUDA device(s) exist");
+    fail(SFAC_ERR_UNSUPPORTED, "the CUDA backend's kernels are not part of version ",
+         SFAC_VERSION_STRING, " yet; use SFAC_BACKEND_CPU or AUTO");
+  }
+  // AUTO: CUDA is chosen here once the CUDA backend exists; until then the CPU serves.
+  return std::make_shared<cpu::CpuBackend>(num_threads);
+}
+
+}  // namespace sfac

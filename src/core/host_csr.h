@@ -1,0 +1,37 @@
+// Canonical host-side CSR: what every creation path (arrays, files) validates into before a
+// backend takes ownership. Rows sorted by column, no duplicates, finite values.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace sfac {
+
+struct HostCsr {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::vector<int64_t> offsets;  // rows + 1 entries
+  std::vector<int32_t> indices;  // column of each nonzero
+  std::vector<float> values;     // value of each nonzero
+
+  int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
+};
+
+enum class DuplicatePolicy { Error, Sum };
+
+// Rows and cols must lie in [0, INT32_MAX]; names the argument in the message otherwise.
+void check_sparse_shape(int64_t rows, int64_t cols);
+
+// Validates (indices in range, values finite) and canonicalizes COO triplets in any order.
+// values == nullptr means every value is 1. Throws sfac::Error naming the offending entry.
+HostCsr csr_from_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row_indices,
+                     const int32_t* col_indices, const float* values, DuplicatePolicy duplicates,
+                     int num_threads);
+
+// Same from compressed input. For CSR, major = rows and the indices are columns; for CSC
+// (column_major = true), major = cols and the indices are rows.
+HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major,
+                            const int64_t* offsets, const int32_t* indices, const float* values,
+                            DuplicatePolicy duplicates, int num_threads);
+
+}  // namespace sfac

@@ -1,0 +1,1 @@
+// placeholder: implemented by the I/O work

@@ -1,0 +1,80 @@
+// Shared test helpers: owning wrappers for handles, status assertions, random data.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sparsefac/sparsefac.h"
+
+namespace sfac_test {
+
+struct ContextDeleter {
+  void operator()(sfac_context* p) const { sfac_context_destroy(p); }
+};
+struct SparseDeleter {
+  void operator()(sfac_sparse* p) const { sfac_sparse_destroy(p); }
+};
+struct DenseDeleter {
+  void operator()(sfac_dense* p) const { sfac_dense_destroy(p); }
+};
+struct IdMapDeleter {
+  void operator()(sfac_idmap* p) const { sfac_idmap_destroy(p); }
+};
+struct PlanDeleter {
+  void operator()(sfac_sddmm_plan* p) const { sfac_sddmm_plan_destroy(p); }
+};
+using Context = std::unique_ptr<sfac_context, ContextDeleter>;
+using Sparse = std::unique_ptr<sfac_sparse, SparseDeleter>;
+using Dense = std::unique_ptr<sfac_dense, DenseDeleter>;
+using IdMap = std::unique_ptr<sfac_idmap, IdMapDeleter>;
+using Plan = std::unique_ptr<sfac_sddmm_plan, PlanDeleter>;
+
+// Asserts a status and, on failure, prints the library's message.
+#define SFAC_EXPECT_STATUS(expected, call)                                               \
+  do {                                                                                   \
+    const sfac_status sfac_test_status_ = (call);                                        \
+    EXPECT_EQ(sfac_test_status_, (expected))                                             \
+        << #call << " -> " << sfac_status_string(sfac_test_status_) << ": "              \
+        << sfac_last_error();                                                            \
+  } while (0)
+#define SFAC_ASSERT_OK(call)                                                             \
+  do {                                                                                   \
+    const sfac_status sfac_test_status_ = (call);                                        \
+    ASSERT_EQ(sfac_test_status_, SFAC_OK)                                                \
+        << #call << " -> " << sfac_status_string(sfac_test_status_) << ": "              \
+        << sfac_last_error();                                                            \
+  } while (0)
+
+// Expects a status and a last-error message containing `needle`.
+#define SFAC_EXPECT_ERROR(expected, needle, call)                                        \
+  do {                                                                                   \
+    sfac_clear_last_error();                                                             \
+    SFAC_EXPECT_STATUS(expected, call);                                                  \
+    EXPECT_NE(std::string(sfac_last_error()).find(needle), std::string::npos)            \
+        << "message was: " << sfac_last_error();                                         \
+  } while (0)
+
+inline Context make_cpu_context(int threads = 0, uint64_t seed = 42) {
+  sfac_context* ctx = nullptr;
+  EXPECT_EQ(sfac_context_create(SFAC_BACKEND_CPU, 0, threads, seed, &ctx), SFAC_OK)
+      << sfac_last_error();
+  return Context(ctx);
+}
+
+// A fresh seed per test run unless SFAC_TEST_SEED is set; printed so a failure can be replayed.
+inline uint64_t test_seed() {
+  static const uint64_t seed = [] {
+    const char* env = std::getenv("SFAC_TEST_SEED");
+    const uint64_t s = env ? std::stoull(env) : std::random_device{}();
+    std::printf("[sfac_test] SFAC_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+}  // namespace sfac_test

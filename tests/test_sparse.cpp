@@ -1,0 +1,1 @@
+#include "sfac_test.h"
