@@ -1,5 +1,6 @@
 // Status names, the per-thread error message, version and build information.
 #include <new>
+#include <stdexcept>
 #include <string>
 
 #include "capi/guard.h"
@@ -30,6 +31,10 @@ sfac_status handle_current_exception() noexcept {
     return e.status();
   } catch (const std::bad_alloc&) {
     set_last_error("out of host memory");
+    return SFAC_ERR_OUT_OF_MEMORY;
+  } catch (const std::length_error&) {
+    // std::vector's answer to a size beyond what it can address.
+    set_last_error("out of host memory: requested allocation is too large");
     return SFAC_ERR_OUT_OF_MEMORY;
   } catch (const std::exception& e) {
     set_last_error(sfac::cat("internal error: ", e.what()).c_str());

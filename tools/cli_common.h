@@ -1,0 +1,60 @@
+// Shared by the sparsefac subcommands: library calls that must succeed, backend names.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "sparsefac/sparsefac.h"
+
+namespace sfac_cli {
+
+// A failed library call, carrying the library's status and message to main().
+struct CallError : std::runtime_error {
+  sfac_status status;
+  CallError(sfac_status s, const std::string& what) : std::runtime_error(what), status(s) {}
+};
+
+inline void check(sfac_status status, const char* call) {
+  if (status != SFAC_OK) {
+    throw CallError(status, std::string(call) + ": " + sfac_status_string(status) + ": " +
+                                sfac_last_error());
+  }
+}
+#define SFAC_CLI_CHECK(call) ::sfac_cli::check((call), #call)
+
+struct ContextDeleter {
+  void operator()(sfac_context* p) const { sfac_context_destroy(p); }
+};
+struct SparseDeleter {
+  void operator()(sfac_sparse* p) const { sfac_sparse_destroy(p); }
+};
+struct DenseDeleter {
+  void operator()(sfac_dense* p) const { sfac_dense_destroy(p); }
+};
+struct PlanDeleter {
+  void operator()(sfac_sddmm_plan* p) const { sfac_sddmm_plan_destroy(p); }
+};
+struct IdMapDeleter {
+  void operator()(sfac_idmap* p) const { sfac_idmap_destroy(p); }
+};
+using Context = std::unique_ptr<sfac_context, ContextDeleter>;
+using Sparse = std::unique_ptr<sfac_sparse, SparseDeleter>;
+using Dense = std::unique_ptr<sfac_dense, DenseDeleter>;
+using Plan = std::unique_ptr<sfac_sddmm_plan, PlanDeleter>;
+using IdMap = std::unique_ptr<sfac_idmap, IdMapDeleter>;
+
+// Options every subcommand that computes shares.
+struct ContextOptions {
+  std::string backend = "auto";
+  int device = 0;
+  int threads = 0;
+  uint64_t seed = 42;
+};
+
+Context make_context(const ContextOptions& options);
+std::string backend_name(sfac_backend backend);
+
+}  // namespace sfac_cli

@@ -1,0 +1,59 @@
+// sparsefac: command-line front end of libsparsefac.
+#include <CLI/CLI.hpp>
+
+#include "cli_common.h"
+#include "commands.h"
+
+namespace sfac_cli {
+
+Context make_context(const ContextOptions& options) {
+  const sfac_backend backend = options.backend == "cpu"    ? SFAC_BACKEND_CPU
+                               : options.backend == "cuda" ? SFAC_BACKEND_CUDA
+                                                           : SFAC_BACKEND_AUTO;
+  sfac_context* ctx = nullptr;
+  SFAC_CLI_CHECK(sfac_context_create(backend, options.device, options.threads, options.seed, &ctx));
+  return Context(ctx);
+}
+
+std::string backend_name(sfac_backend backend) {
+  switch (backend) {
+    case SFAC_BACKEND_CPU: return "cpu";
+    case SFAC_BACKEND_CUDA: return "cuda";
+    case SFAC_BACKEND_AUTO: return "auto";
+  }
+  return "unknown";
+}
+
+void add_context_options(CLI::App& app, ContextOptions& options) {
+  app.add_option("--backend", options.backend, "Backend: auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--device", options.device, "CUDA device ordinal")->capture_default_str();
+  app.add_option("--threads", options.threads, "CPU threads (0 = all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--seed", options.seed, "Random seed")->capture_default_str();
+}
+
+}  // namespace sfac_cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"sparsefac — sparse matrix factorization (SDDMM, SGD, ALS) on CPU and CUDA"};
+  app.set_version_flag("--version", std::string("sparsefac ") + sfac_version_string());
+  app.require_subcommand(1);
+  sfac_cli::register_info(app);
+  sfac_cli::register_demo(app);
+  sfac_cli::register_convert(app);
+  try {
+    app.parse(argc, argv);  // runs the chosen subcommand's callback
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const sfac_cli::CallError& e) {
+    std::fprintf(stderr, "sparsefac: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sparsefac: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
