@@ -35,28 +35,26 @@ using IdMap = std::unique_ptr<sfac_idmap, IdMapDeleter>;
 using Plan = std::unique_ptr<sfac_sddmm_plan, PlanDeleter>;
 
 // Asserts a status and, on failure, prints the library's message.
-#define SFAC_EXPECT_STATUS(expected, call)                                               \
-  do {                                                                                   \
-    const sfac_status sfac_test_status_ = (call);                                        \
-    EXPECT_EQ(sfac_test_status_, (expected))                                             \
-        << #call << " -> " << sfac_status_string(sfac_test_status_) << ": "              \
-        << sfac_last_error();                                                            \
+#define SFAC_EXPECT_STATUS(expected, call)                                                        \
+  do {                                                                                            \
+    const sfac_status sfac_test_status_ = (call);                                                 \
+    EXPECT_EQ(sfac_test_status_, (expected))                                                      \
+        << #call << " -> " << sfac_status_string(sfac_test_status_) << ": " << sfac_last_error(); \
   } while (0)
-#define SFAC_ASSERT_OK(call)                                                             \
-  do {                                                                                   \
-    const sfac_status sfac_test_status_ = (call);                                        \
-    ASSERT_EQ(sfac_test_status_, SFAC_OK)                                                \
-        << #call << " -> " << sfac_status_string(sfac_test_status_) << ": "              \
-        << sfac_last_error();                                                            \
+#define SFAC_ASSERT_OK(call)                                                                      \
+  do {                                                                                            \
+    const sfac_status sfac_test_status_ = (call);                                                 \
+    ASSERT_EQ(sfac_test_status_, SFAC_OK)                                                         \
+        << #call << " -> " << sfac_status_string(sfac_test_status_) << ": " << sfac_last_error(); \
   } while (0)
 
 // Expects a status and a last-error message containing `needle`.
-#define SFAC_EXPECT_ERROR(expected, needle, call)                                        \
-  do {                                                                                   \
-    sfac_clear_last_error();                                                             \
-    SFAC_EXPECT_STATUS(expected, call);                                                  \
-    EXPECT_NE(std::string(sfac_last_error()).find(needle), std::string::npos)            \
-        << "message was: " << sfac_last_error();                                         \
+#define SFAC_EXPECT_ERROR(expected, needle, call)                             \
+  do {                                                                        \
+    sfac_clear_last_error();                                                  \
+    SFAC_EXPECT_STATUS(expected, call);                                       \
+    EXPECT_NE(std::string(sfac_last_error()).find(needle), std::string::npos) \
+        << "message was: " << sfac_last_error();                              \
   } while (0)
 
 inline Context make_cpu_context(int threads = 0, uint64_t seed = 42) {

@@ -76,9 +76,9 @@ TEST(Dense, BadShapesAndArgumentsAreRejected) {
                     sfac_dense_create(ctx.get(), 3, 0, SFAC_DTYPE_FLOAT32, nullptr, &raw));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "rows = -3",
                     sfac_dense_create(ctx.get(), -3, 2, SFAC_DTYPE_FLOAT32, nullptr, &raw));
-  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_RANGE, "rows = 4294967296",
-                    sfac_dense_create(ctx.get(), int64_t{1} << 32, 2, SFAC_DTYPE_FLOAT32,
-                                      nullptr, &raw));
+  SFAC_EXPECT_ERROR(
+      SFAC_ERR_OUT_OF_RANGE, "rows = 4294967296",
+      sfac_dense_create(ctx.get(), int64_t{1} << 32, 2, SFAC_DTYPE_FLOAT32, nullptr, &raw));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "unknown dtype 9",
                     sfac_dense_create(ctx.get(), 2, 2, static_cast<sfac_dtype>(9), nullptr, &raw));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "out is NULL",

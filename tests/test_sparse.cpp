@@ -171,12 +171,10 @@ TEST(Sparse, NullValuesMeanAPatternOfOnes) {
 TEST(Sparse, EmptyMatricesAndEmptyRowsAreValid) {
   Context ctx = make_cpu_context(1);
   sfac_sparse* raw = nullptr;
-  SFAC_ASSERT_OK(
-      sfac_sparse_create_coo(ctx.get(), 0, 0, 0, nullptr, nullptr, nullptr, 0, &raw));
+  SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), 0, 0, 0, nullptr, nullptr, nullptr, 0, &raw));
   Sparse zero(raw);
   expect_matches(zero.get(), Coo{0, 0, {}, {}, {}});
-  SFAC_ASSERT_OK(
-      sfac_sparse_create_coo(ctx.get(), 5, 4, 0, nullptr, nullptr, nullptr, 0, &raw));
+  SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), 5, 4, 0, nullptr, nullptr, nullptr, 0, &raw));
   Sparse empty(raw);
   expect_matches(empty.get(), Coo{5, 4, {}, {}, {}});
   // Rows 0, 2 and 4 empty.

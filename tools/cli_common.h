@@ -19,8 +19,8 @@ struct CallError : std::runtime_error {
 
 inline void check(sfac_status status, const char* call) {
   if (status != SFAC_OK) {
-    throw CallError(status, std::string(call) + ": " + sfac_status_string(status) + ": " +
-                                sfac_last_error());
+    throw CallError(
+        status, std::string(call) + ": " + sfac_status_string(status) + ": " + sfac_last_error());
   }
 }
 #define SFAC_CLI_CHECK(call) ::sfac_cli::check((call), #call)

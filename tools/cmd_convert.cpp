@@ -14,8 +14,9 @@ void register_convert(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "convert", "Read a Matrix Market, LIBMF/u.data triplet, ratings.dat or ratings.csv file "
-                 "and write it as Matrix Market");
+      "convert",
+      "Read a Matrix Market, LIBMF/u.data triplet, ratings.dat or ratings.csv file "
+      "and write it as Matrix Market");
   cmd->add_option("input", o->input, "Input file")->required()->check(CLI::ExistingFile);
   cmd->add_option("output", o->output, "Output Matrix Market file")->required();
   cmd->add_option("--format", o->format, "Input format")
@@ -38,8 +39,8 @@ void register_convert(CLI::App& app) {
     if (o->sum_duplicates) flags |= SFAC_SPARSE_SUM_DUPLICATES;
     Context ctx = make_context(o->context);
     sfac_sparse* raw = nullptr;
-    SFAC_CLI_CHECK(sfac_read_sparse(ctx.get(), o->input.c_str(), formats.at(o->format), flags,
-                                    &raw, nullptr, nullptr));
+    SFAC_CLI_CHECK(sfac_read_sparse(ctx.get(), o->input.c_str(), formats.at(o->format), flags, &raw,
+                                    nullptr, nullptr));
     Sparse matrix(raw);
     int64_t rows = 0, cols = 0, nnz = 0;
     SFAC_CLI_CHECK(sfac_sparse_get_shape(matrix.get(), &rows, &cols, &nnz));

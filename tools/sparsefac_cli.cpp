@@ -17,9 +17,12 @@ Context make_context(const ContextOptions& options) {
 
 std::string backend_name(sfac_backend backend) {
   switch (backend) {
-    case SFAC_BACKEND_CPU: return "cpu";
-    case SFAC_BACKEND_CUDA: return "cuda";
-    case SFAC_BACKEND_AUTO: return "auto";
+    case SFAC_BACKEND_CPU:
+      return "cpu";
+    case SFAC_BACKEND_CUDA:
+      return "cuda";
+    case SFAC_BACKEND_AUTO:
+      return "auto";
   }
   return "unknown";
 }

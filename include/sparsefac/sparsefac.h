@@ -146,15 +146,13 @@ SFAC_API sfac_status sfac_sparse_create_coo(sfac_context* ctx, int64_t rows, int
 /* Creates a matrix from host CSR: row_offsets has rows + 1 entries, starts at 0 and never
  * decreases; nnz = row_offsets[rows]. Columns within a row may be unsorted. */
 SFAC_API sfac_status sfac_sparse_create_csr(sfac_context* ctx, int64_t rows, int64_t cols,
-                                            const int64_t* row_offsets,
-                                            const int32_t* col_indices, const float* values,
-                                            uint32_t flags, sfac_sparse** out);
+                                            const int64_t* row_offsets, const int32_t* col_indices,
+                                            const float* values, uint32_t flags, sfac_sparse** out);
 
 /* Creates a matrix from host CSC: col_offsets has cols + 1 entries. */
 SFAC_API sfac_status sfac_sparse_create_csc(sfac_context* ctx, int64_t rows, int64_t cols,
-                                            const int64_t* col_offsets,
-                                            const int32_t* row_indices, const float* values,
-                                            uint32_t flags, sfac_sparse** out);
+                                            const int64_t* col_offsets, const int32_t* row_indices,
+                                            const float* values, uint32_t flags, sfac_sparse** out);
 
 /* Creates a matrix that shares the pattern of `pattern` and has its own values (in the canonical
  * row-major order; NULL = all zeros). The natural output of sfac_sddmm. */
@@ -164,8 +162,8 @@ SFAC_API sfac_status sfac_sparse_create_like(const sfac_sparse* pattern, const f
 SFAC_API sfac_status sfac_sparse_destroy(sfac_sparse* matrix);
 
 /* Any output pointer may be NULL. */
-SFAC_API sfac_status sfac_sparse_get_shape(const sfac_sparse* matrix, int64_t* rows,
-                                           int64_t* cols, int64_t* nnz);
+SFAC_API sfac_status sfac_sparse_get_shape(const sfac_sparse* matrix, int64_t* rows, int64_t* cols,
+                                           int64_t* nnz);
 
 /* Downloads into caller-allocated arrays; any of them may be NULL to skip it.
  * COO: nnz entries each, sorted by (row, col). CSR: row_offsets has rows + 1 entries.
@@ -205,14 +203,14 @@ SFAC_API sfac_status sfac_dense_download(const sfac_dense* matrix, float* data);
 /* ---- Files -------------------------------------------------------------------------------- */
 
 typedef enum sfac_file_format {
-  SFAC_FORMAT_AUTO = 0,           /* by extension/content: .mtx/.mm -> Matrix Market, ".dat" with
-                                     "::" -> MovieLens dat, ".csv" -> CSV, else triplets */
-  SFAC_FORMAT_MATRIX_MARKET = 1,  /* coordinate real|integer|pattern, general|symmetric */
-  SFAC_FORMAT_TRIPLETS = 2,       /* LIBMF "row col value" or MovieLens u.data
-                                     "user<TAB>item<TAB>rating<TAB>timestamp": fields separated
-                                     by blanks/tabs, fields after the third ignored */
-  SFAC_FORMAT_MOVIELENS_DAT = 3,  /* ratings.dat: user::item::rating::timestamp */
-  SFAC_FORMAT_CSV = 4             /* ratings.csv: one header line, then user,item,rating[,...] */
+  SFAC_FORMAT_AUTO = 0,          /* by extension/content: .mtx/.mm -> Matrix Market, ".dat" with
+                                    "::" -> MovieLens dat, ".csv" -> CSV, else triplets */
+  SFAC_FORMAT_MATRIX_MARKET = 1, /* coordinate real|integer|pattern, general|symmetric */
+  SFAC_FORMAT_TRIPLETS = 2,      /* LIBMF "row col value" or MovieLens u.data
+                                    "user<TAB>item<TAB>rating<TAB>timestamp": fields separated
+                                    by blanks/tabs, fields after the third ignored */
+  SFAC_FORMAT_MOVIELENS_DAT = 3, /* ratings.dat: user::item::rating::timestamp */
+  SFAC_FORMAT_CSV = 4            /* ratings.csv: one header line, then user,item,rating[,...] */
 } sfac_file_format;
 
 /* Flags for sfac_read_sparse, combinable with sfac_sparse_flags. */
@@ -230,9 +228,9 @@ typedef struct sfac_idmap sfac_idmap;
  * (max row + 1, max col + 1) for triplet formats, the header's for Matrix Market; the map
  * outputs are then set to NULL. row_ids and col_ids may be NULL when the maps are not wanted.
  * Parse errors name the file and line: "ratings.csv:17: expected 3 fields, found 2". */
-SFAC_API sfac_status sfac_read_sparse(sfac_context* ctx, const char* path,
-                                      sfac_file_format format, uint32_t flags, sfac_sparse** out,
-                                      sfac_idmap** row_ids, sfac_idmap** col_ids);
+SFAC_API sfac_status sfac_read_sparse(sfac_context* ctx, const char* path, sfac_file_format format,
+                                      uint32_t flags, sfac_sparse** out, sfac_idmap** row_ids,
+                                      sfac_idmap** col_ids);
 
 /* Writes a Matrix Market "coordinate real general" file (1-based, full float precision). */
 SFAC_API sfac_status sfac_write_matrix_market(const sfac_sparse* matrix, const char* path);
@@ -286,6 +284,197 @@ SFAC_API sfac_status sfac_sddmm_plan_get_algorithm(const sfac_sddmm_plan* plan,
 SFAC_API sfac_status sfac_sddmm(sfac_context* ctx, sfac_sddmm_mode mode, float alpha,
                                 const sfac_dense* a, const sfac_dense* b, const sfac_sparse* s,
                                 float beta, sfac_sparse* p, const sfac_sddmm_plan* plan);
+
+/* ---- Training ----------------------------------------------------------------------------- */
+
+typedef enum sfac_algorithm {
+  SFAC_ALGO_ALS = 0, /* explicit-feedback ALS: least squares on the observed ratings */
+  SFAC_ALGO_IALS =
+      1,            /* implicit-feedback ALS (Hu-Koren-Volinsky): all cells, confidence-weighted */
+  SFAC_ALGO_SGD = 2 /* stochastic gradient descent on the observed ratings (cuMF_SGD/LIBMF) */
+} sfac_algorithm;
+
+/* Training options, set by value on an sfac_train_options handle. Values are pinned: a new
+ * option is a new value. Ranges of values: 1-99 all algorithms, 100-199 ALS/IALS, 200-299 SGD.
+ * An option an algorithm does not use is accepted and ignored. Unknown values answer
+ * SFAC_ERR_UNSUPPORTED, so callers can probe newer options against older libraries. */
+typedef enum sfac_option {
+  SFAC_OPT_RANK = 1,          /* int >= 1; factor length k. Default 32 */
+  SFAC_OPT_ITERATIONS = 2,    /* int >= 0; epochs run by sfac_train. Default 15 (ALS), 20 (SGD) */
+  SFAC_OPT_LAMBDA = 3,        /* double >= 0; sets LAMBDA_USER and LAMBDA_ITEM. Default 0.05
+                                 (ALS, SGD), 0.01 (IALS) */
+  SFAC_OPT_LAMBDA_USER = 4,   /* double >= 0; regularization of user factors (lambda_p) */
+  SFAC_OPT_LAMBDA_ITEM = 5,   /* double >= 0; regularization of item factors (lambda_q) */
+  SFAC_OPT_USE_BIASES = 6,    /* int 0/1; learn global mean + user and item biases (ALS, SGD).
+                                 Default 0 */
+  SFAC_OPT_INIT_SCALE = 7,    /* double > 0; initial factors ~ N(0, (scale / sqrt(rank))^2).
+                                 Default 0.1 (ALS, IALS), 1 (SGD) */
+  SFAC_OPT_DETERMINISTIC = 8, /* int 0/1; bit-reproducible results for a fixed seed and thread
+                                 count (SGD then runs conflict-free blocks). Default 0 */
+
+  SFAC_OPT_ALS_REGULARIZATION = 100, /* sfac_regularization. Default SFAC_REG_WEIGHTED (ALS),
+                                        SFAC_REG_PLAIN (IALS) */
+  SFAC_OPT_ALS_SOLVER = 101,         /* sfac_solver. Default SFAC_SOLVER_CHOLESKY */
+  SFAC_OPT_ALS_CG_STEPS = 102,       /* int >= 1; CG steps per row and half-sweep. Default 3 */
+  SFAC_OPT_IMPLICIT_ALPHA = 103,     /* double >= 0; confidence c = 1 + alpha * r. Default 40 */
+
+  SFAC_OPT_SGD_LEARNING_RATE = 200, /* double > 0; alpha of gamma_t = alpha / (1 + beta t^1.5).
+                                       Default 0.08 */
+  SFAC_OPT_SGD_DECAY = 201,         /* double >= 0; beta of the schedule. Default 0.3 */
+  SFAC_OPT_SGD_SCALE_RATINGS = 202  /* int 0/1; train on ratings divided by their standard
+                                       deviation, as cuMF_SGD does. Default 1 */
+} sfac_option;
+
+/* Regularization of ALS: PLAIN adds lambda * I to every normal equation (implicit library);
+ * WEIGHTED adds lambda * n_u * I, n_u = the row's number of ratings (ALS-WR: Spark, cuMF). */
+typedef enum sfac_regularization { SFAC_REG_PLAIN = 0, SFAC_REG_WEIGHTED = 1 } sfac_regularization;
+
+/* Linear solver of ALS: exact Cholesky (LAPACK potrf/potrs) or warm-started conjugate gradient
+ * with SFAC_OPT_ALS_CG_STEPS steps (cheaper per epoch for large ranks). */
+typedef enum sfac_solver { SFAC_SOLVER_CHOLESKY = 0, SFAC_SOLVER_CG = 1 } sfac_solver;
+
+typedef struct sfac_train_options sfac_train_options;
+
+/* Per-epoch progress: epoch counts from 1; train_loss is the algorithm's objective on the
+ * training data (regularization included); validation_rmse is NaN without a validation matrix.
+ * Return 0 to go on, a positive value to stop early (training ends successfully), a negative
+ * value to abort with SFAC_ERR_CALLBACK. */
+typedef int (*sfac_epoch_callback)(int epoch, double train_loss, double validation_rmse,
+                                   double seconds, void* user_data);
+
+/* Options with the defaults of `algorithm`. */
+SFAC_API sfac_status sfac_train_options_create(sfac_algorithm algorithm, sfac_train_options** out);
+SFAC_API sfac_status sfac_train_options_destroy(sfac_train_options* options);
+SFAC_API sfac_status sfac_train_options_set_int(sfac_train_options* options, sfac_option option,
+                                                int64_t value);
+SFAC_API sfac_status sfac_train_options_set_double(sfac_train_options* options, sfac_option option,
+                                                   double value);
+SFAC_API sfac_status sfac_train_options_get_int(const sfac_train_options* options,
+                                                sfac_option option, int64_t* out);
+SFAC_API sfac_status sfac_train_options_get_double(const sfac_train_options* options,
+                                                   sfac_option option, double* out);
+/* Held ratings reported as validation_rmse each epoch (NULL to clear). The options keep the
+ * matrix alive; it must have the training matrix's shape. */
+SFAC_API sfac_status sfac_train_options_set_validation(sfac_train_options* options,
+                                                       const sfac_sparse* validation);
+SFAC_API sfac_status sfac_train_options_set_callback(sfac_train_options* options,
+                                                     sfac_epoch_callback callback, void* user_data);
+
+typedef struct sfac_model sfac_model;
+
+/* Trains a model on `ratings` (users x items) and returns it. Runs SFAC_OPT_ITERATIONS epochs
+ * unless the callback stops earlier. The context's seed drives initialization and shuffling. */
+SFAC_API sfac_status sfac_train(sfac_context* ctx, const sfac_sparse* ratings,
+                                const sfac_train_options* options, sfac_model** out);
+
+/* Step-wise training, for callers that own the loop (language bindings, custom schedules).
+ * The trainer copies the options and keeps the ratings alive. */
+typedef struct sfac_trainer sfac_trainer;
+SFAC_API sfac_status sfac_trainer_create(sfac_context* ctx, const sfac_sparse* ratings,
+                                         const sfac_train_options* options, sfac_trainer** out);
+SFAC_API sfac_status sfac_trainer_destroy(sfac_trainer* trainer);
+/* Runs `epochs` more epochs (the callback, if any, is called after each; a positive return
+ * stops early). *epochs_done (may be NULL) receives the total epochs run so far. */
+SFAC_API sfac_status sfac_trainer_run(sfac_trainer* trainer, int epochs, int* epochs_done);
+/* The objective after the last epoch (per training rating, regularization included). */
+SFAC_API sfac_status sfac_trainer_get_loss(sfac_trainer* trainer, double* out);
+/* A snapshot of the current factors as an independent model. */
+SFAC_API sfac_status sfac_trainer_get_model(sfac_trainer* trainer, sfac_model** out);
+
+/* ---- Models ------------------------------------------------------------------------------- */
+
+SFAC_API sfac_status sfac_model_destroy(sfac_model* model);
+/* Any output may be NULL. */
+SFAC_API sfac_status sfac_model_get_shape(const sfac_model* model, int64_t* users, int64_t* items,
+                                          int64_t* rank);
+SFAC_API sfac_status sfac_model_get_algorithm(const sfac_model* model, sfac_algorithm* out);
+/* users x rank and items x rank row-major floats. */
+SFAC_API sfac_status sfac_model_get_user_factors(const sfac_model* model, float* out);
+SFAC_API sfac_status sfac_model_get_item_factors(const sfac_model* model, float* out);
+/* Biases: *has_biases = 0 when the model has none (then nothing else is written). global_mean
+ * is one float, user_biases users floats, item_biases items floats; each may be NULL. */
+SFAC_API sfac_status sfac_model_get_biases(const sfac_model* model, int* has_biases,
+                                           float* global_mean, float* user_biases,
+                                           float* item_biases);
+/* Root mean square and mean absolute error on the nonzeros of `ratings` (either may be NULL). */
+SFAC_API sfac_status sfac_model_evaluate(const sfac_model* model, const sfac_sparse* ratings,
+                                         double* rmse, double* mae);
+
+/* Replaces the factors (finite floats, same shapes as the get functions). */
+SFAC_API sfac_status sfac_model_set_user_factors(sfac_model* model, const float* factors);
+SFAC_API sfac_status sfac_model_set_item_factors(sfac_model* model, const float* factors);
+
+/* scores[i] = predicted rating of (users[i], items[i]) for i < count. */
+SFAC_API sfac_status sfac_model_predict(const sfac_model* model, int64_t count,
+                                        const int32_t* users, const int32_t* items, float* scores);
+
+/* Ranking quality on held-out interactions: for every user with at least one nonzero in
+ * `test`, the top k items by score (excluding the user's nonzeros in `exclude`, which may be
+ * NULL) are compared with the user's test items; results are averaged over those users.
+ * Any output may be NULL. */
+SFAC_API sfac_status sfac_model_ranking_metrics(const sfac_model* model, const sfac_sparse* exclude,
+                                                const sfac_sparse* test, int k, double* precision,
+                                                double* recall, double* ndcg, double* map);
+
+/* Top-n items for each of `count` users, best first. out_items and out_scores hold
+ * count * n entries (row i for users[i]); slots beyond the candidates are filled with item -1
+ * and score -INFINITY. exclude (may be NULL): a users x items matrix whose nonzeros are never
+ * recommended (e.g. the training ratings). allowed_items (may be NULL): when given, only these
+ * `allowed_count` items are candidates. */
+SFAC_API sfac_status sfac_model_recommend(const sfac_model* model, int64_t count,
+                                          const int32_t* users, int n, const sfac_sparse* exclude,
+                                          int64_t allowed_count, const int32_t* allowed_items,
+                                          int32_t* out_items, float* out_scores);
+
+/* The n items most similar to each of `count` items by cosine similarity of their factors, best
+ * first, the item itself excluded; layout as in sfac_model_recommend. */
+SFAC_API sfac_status sfac_model_similar_items(const sfac_model* model, int64_t count,
+                                              const int32_t* items, int n, int32_t* out_items,
+                                              float* out_scores);
+
+/* Fold-in: the factors a user with these ratings gets, solved against the fixed item factors
+ * with the model's training objective (explicit least squares or implicit confidence weights,
+ * same regularization), without retraining. factors receives rank floats (and *bias, may be
+ * NULL, the user bias when the model has biases). With user >= 0 the model's row for that user
+ * is also replaced; user = -1 only computes (a new user). */
+SFAC_API sfac_status sfac_model_recalculate_user(sfac_model* model, int32_t user, int64_t count,
+                                                 const int32_t* items, const float* ratings,
+                                                 float* factors, float* bias);
+
+/* Versioned binary model file (magic, format version, endianness, dtype, dimensions, CRC-32).
+ * A truncated, corrupted or foreign file is SFAC_ERR_PARSE (or SFAC_ERR_IO), never a crash. */
+SFAC_API sfac_status sfac_model_save(const sfac_model* model, const char* path);
+SFAC_API sfac_status sfac_model_load(sfac_context* ctx, const char* path, sfac_model** out);
+/* LIBMF's text model format (P and Q factor lines). */
+SFAC_API sfac_status sfac_model_export_libmf(const sfac_model* model, const char* path);
+
+/* ---- Data utilities ----------------------------------------------------------------------- */
+
+typedef enum sfac_feedback {
+  SFAC_FEEDBACK_EXPLICIT = 0, /* ratings r = <u_i, v_j> + N(0, noise^2) */
+  SFAC_FEEDBACK_IMPLICIT = 1  /* positive counts, observed where the planted affinity is high */
+} sfac_feedback;
+
+/* Synthetic data with a known answer, seeded by the context's seed. About `nnz` distinct
+ * (user, item) cells are drawn with power-law degrees (skew in [0, 1): 0 = uniform, 0.5-0.7 is
+ * typical of rating data) and shuffled ids; planted factors have unit-variance dot products.
+ * EXPLICIT: value = planted dot + Gaussian noise, so the planted model's RMSE is `noise`.
+ * IMPLICIT: only cells whose planted dot is in the top third are kept, with value
+ * 1 + round(noise * |N(0,1)|) (a count); held-out cells are predictable from the factors.
+ * user_factors and item_factors (may be NULL) receive the planted factors. */
+SFAC_API sfac_status sfac_synthesize_ratings(sfac_context* ctx, sfac_feedback feedback,
+                                             int64_t users, int64_t items, int64_t nnz,
+                                             int64_t rank, double noise, double skew,
+                                             sfac_sparse** ratings, sfac_dense** user_factors,
+                                             sfac_dense** item_factors);
+
+/* Splits the nonzeros of `ratings` into train and test matrices of the same shape: each
+ * nonzero goes to test with probability test_fraction (in [0, 1]). */
+SFAC_API sfac_status sfac_split_random(const sfac_sparse* ratings, double test_fraction,
+                                       uint64_t seed, sfac_sparse** train, sfac_sparse** test);
+/* Per-user leave-k-out: k random ratings of every user with more than k ratings go to test. */
+SFAC_API sfac_status sfac_split_leave_k_out(const sfac_sparse* ratings, int64_t k, uint64_t seed,
+                                            sfac_sparse** train, sfac_sparse** test);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -29,13 +29,13 @@ sfac_status sfac_dense_create(sfac_context* ctx, int64_t rows, int64_t cols, sfa
   require_pointer(out, "out");
   SFAC_REQUIRE(rows >= 0, SFAC_ERR_INVALID_ARGUMENT, "rows = ", rows, " must be >= 0");
   SFAC_REQUIRE(cols >= 1, SFAC_ERR_INVALID_ARGUMENT, "cols = ", cols, " must be >= 1");
-  SFAC_REQUIRE(rows <= std::numeric_limits<int32_t>::max(), SFAC_ERR_OUT_OF_RANGE, "rows = ",
-               rows, " exceeds the int32 index range");
-  SFAC_REQUIRE(cols <= std::numeric_limits<int32_t>::max(), SFAC_ERR_OUT_OF_RANGE, "cols = ",
-               cols, " exceeds the int32 index range");
-  SFAC_REQUIRE(dtype == SFAC_DTYPE_FLOAT32 || dtype == SFAC_DTYPE_FLOAT16 ||
-                   dtype == SFAC_DTYPE_BFLOAT16,
-               SFAC_ERR_INVALID_ARGUMENT, "unknown dtype ", static_cast<int>(dtype));
+  SFAC_REQUIRE(rows <= std::numeric_limits<int32_t>::max(), SFAC_ERR_OUT_OF_RANGE, "rows = ", rows,
+               " exceeds the int32 index range");
+  SFAC_REQUIRE(cols <= std::numeric_limits<int32_t>::max(), SFAC_ERR_OUT_OF_RANGE, "cols = ", cols,
+               " exceeds the int32 index range");
+  SFAC_REQUIRE(
+      dtype == SFAC_DTYPE_FLOAT32 || dtype == SFAC_DTYPE_FLOAT16 || dtype == SFAC_DTYPE_BFLOAT16,
+      SFAC_ERR_INVALID_ARGUMENT, "unknown dtype ", static_cast<int>(dtype));
   if (data) check_finite(data, rows * cols);
   auto handle = std::make_unique<sfac_dense>();
   handle->impl = backend.make_dense(rows, cols, dtype, data);

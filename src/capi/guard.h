@@ -15,9 +15,9 @@ void set_last_error(const char* message) noexcept;
 }  // namespace sfac::capi
 
 #define SFAC_API_BEGIN try {
-#define SFAC_API_END                                    \
-  }                                                     \
-  catch (...) {                                         \
-    return ::sfac::capi::handle_current_exception();    \
-  }                                                     \
+#define SFAC_API_END                                 \
+  }                                                  \
+  catch (...) {                                      \
+    return ::sfac::capi::handle_current_exception(); \
+  }                                                  \
   return SFAC_OK;

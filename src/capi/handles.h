@@ -8,6 +8,9 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/idmap.h"
+#include "core/model.h"
+#include "core/train_options.h"
+#include "core/trainer.h"
 #include "sparsefac/sparsefac.h"
 
 // A type tag in each handle catches NULL, the wrong type and (best effort) destroyed handles.
@@ -22,7 +25,7 @@ struct sfac_sparse {
   static constexpr uint32_t kMagic = 0x53465350;  // "SFSP"
   static constexpr const char* kName = "sfac_sparse";
   uint32_t magic = kMagic;
-  std::unique_ptr<sfac::SparseMatrix> impl;
+  std::shared_ptr<sfac::SparseMatrix> impl;  // shared: options and trainers may keep it alive
 };
 
 struct sfac_dense {
@@ -44,6 +47,33 @@ struct sfac_sddmm_plan {
   static constexpr const char* kName = "sfac_sddmm_plan";
   uint32_t magic = kMagic;
   std::unique_ptr<sfac::SddmmPlan> impl;
+};
+
+struct sfac_train_options {
+  static constexpr uint32_t kMagic = 0x5346544f;  // "SFTO"
+  static constexpr const char* kName = "sfac_train_options";
+  uint32_t magic = kMagic;
+  sfac::TrainOptions impl;
+};
+
+struct sfac_trainer {
+  static constexpr uint32_t kMagic = 0x53465452;  // "SFTR"
+  static constexpr const char* kName = "sfac_trainer";
+  uint32_t magic = kMagic;
+  std::shared_ptr<sfac::Backend> backend;
+  std::shared_ptr<const sfac::SparseMatrix> ratings;  // the trainer reads it every epoch
+  sfac::TrainOptions options;
+  std::unique_ptr<sfac::Trainer> impl;
+  int64_t epochs_done = 0;
+  double loss = 0.0;
+};
+
+struct sfac_model {
+  static constexpr uint32_t kMagic = 0x53464d4f;  // "SFMO"
+  static constexpr const char* kName = "sfac_model";
+  uint32_t magic = kMagic;
+  std::shared_ptr<sfac::Backend> backend;  // threads for model operations
+  sfac::Model impl;
 };
 
 namespace sfac::capi {

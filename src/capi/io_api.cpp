@@ -11,8 +11,8 @@ using sfac::capi::require_pointer;
 
 namespace {
 
-constexpr uint32_t kReadFlags = SFAC_SPARSE_SUM_DUPLICATES | SFAC_READ_REMAP_IDS |
-                                SFAC_READ_ONE_BASED;
+constexpr uint32_t kReadFlags =
+    SFAC_SPARSE_SUM_DUPLICATES | SFAC_READ_REMAP_IDS | SFAC_READ_ONE_BASED;
 
 std::unique_ptr<sfac_idmap> make_idmap(std::vector<int64_t> ids) {
   auto map = std::make_unique<sfac_idmap>();
@@ -33,8 +33,8 @@ sfac_status sfac_read_sparse(sfac_context* ctx, const char* path, sfac_file_form
   require_pointer(out, "out");
   SFAC_REQUIRE((flags & ~kReadFlags) == 0, SFAC_ERR_INVALID_ARGUMENT, "flags = ", flags,
                " has unknown bits");
-  SFAC_REQUIRE(format >= SFAC_FORMAT_AUTO && format <= SFAC_FORMAT_CSV,
-               SFAC_ERR_INVALID_ARGUMENT, "unknown file format ", static_cast<int>(format));
+  SFAC_REQUIRE(format >= SFAC_FORMAT_AUTO && format <= SFAC_FORMAT_CSV, SFAC_ERR_INVALID_ARGUMENT,
+               "unknown file format ", static_cast<int>(format));
   sfac::io::ReadOptions options;
   options.format = format;
   options.remap_ids = (flags & SFAC_READ_REMAP_IDS) != 0;

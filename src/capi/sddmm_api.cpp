@@ -25,8 +25,7 @@ sfac_status sfac_sddmm_plan_destroy(sfac_sddmm_plan* plan) {
   SFAC_API_END
 }
 
-sfac_status sfac_sddmm_plan_get_algorithm(const sfac_sddmm_plan* plan,
-                                          sfac_sddmm_algorithm* out) {
+sfac_status sfac_sddmm_plan_get_algorithm(const sfac_sddmm_plan* plan, sfac_sddmm_algorithm* out) {
   SFAC_API_BEGIN
   const auto& p = *checked(plan, "plan").impl;
   require_pointer(out, "out");

@@ -71,8 +71,8 @@ sfac_status sfac_sparse_create_csc(sfac_context* ctx, int64_t rows, int64_t cols
   require_pointer(out, "out");
   const auto policy = duplicate_policy(flags);
   return adopt(backend,
-               sfac::csr_from_compressed(rows, cols, true, col_offsets, row_indices, values,
-                                         policy, backend.num_threads()),
+               sfac::csr_from_compressed(rows, cols, true, col_offsets, row_indices, values, policy,
+                                         backend.num_threads()),
                out);
   SFAC_API_END
 }

@@ -51,22 +51,38 @@ extern "C" {
 
 const char* sfac_status_string(sfac_status status) {
   switch (status) {
-    case SFAC_OK: return "ok";
-    case SFAC_ERR_INVALID_ARGUMENT: return "invalid argument";
-    case SFAC_ERR_INVALID_HANDLE: return "invalid handle";
-    case SFAC_ERR_OUT_OF_RANGE: return "out of range";
-    case SFAC_ERR_SHAPE_MISMATCH: return "shape mismatch";
-    case SFAC_ERR_INVALID_VALUE: return "invalid value";
-    case SFAC_ERR_DUPLICATE_ENTRY: return "duplicate entry";
-    case SFAC_ERR_OUT_OF_MEMORY: return "out of memory";
-    case SFAC_ERR_DEVICE: return "device error";
-    case SFAC_ERR_IO: return "I/O error";
-    case SFAC_ERR_PARSE: return "parse error";
-    case SFAC_ERR_UNSUPPORTED: return "unsupported";
-    case SFAC_ERR_NOT_CONVERGED: return "not converged";
-    case SFAC_ERR_BUFFER_TOO_SMALL: return "buffer too small";
-    case SFAC_ERR_CALLBACK: return "callback error";
-    case SFAC_ERR_INTERNAL: return "internal error";
+    case SFAC_OK:
+      return "ok";
+    case SFAC_ERR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case SFAC_ERR_INVALID_HANDLE:
+      return "invalid handle";
+    case SFAC_ERR_OUT_OF_RANGE:
+      return "out of range";
+    case SFAC_ERR_SHAPE_MISMATCH:
+      return "shape mismatch";
+    case SFAC_ERR_INVALID_VALUE:
+      return "invalid value";
+    case SFAC_ERR_DUPLICATE_ENTRY:
+      return "duplicate entry";
+    case SFAC_ERR_OUT_OF_MEMORY:
+      return "out of memory";
+    case SFAC_ERR_DEVICE:
+      return "device error";
+    case SFAC_ERR_IO:
+      return "I/O error";
+    case SFAC_ERR_PARSE:
+      return "parse error";
+    case SFAC_ERR_UNSUPPORTED:
+      return "unsupported";
+    case SFAC_ERR_NOT_CONVERGED:
+      return "not converged";
+    case SFAC_ERR_BUFFER_TOO_SMALL:
+      return "buffer too small";
+    case SFAC_ERR_CALLBACK:
+      return "callback error";
+    case SFAC_ERR_INTERNAL:
+      return "internal error";
   }
   return "unknown status";
 }
@@ -80,10 +96,10 @@ const char* sfac_version_string(void) { return SFAC_VERSION_STRING; }
 int sfac_version_number(void) { return SFAC_VERSION_NUMBER; }
 
 const char* sfac_build_info(void) {
-  static const std::string info = sfac::cat(
-      "{\"version\":\"", SFAC_VERSION_STRING, "\",\"backends\":[\"cpu\"",
-      sfac::cuda_compiled_in() ? ",\"cuda\"" : "", "],\"cuda_architectures\":\"",
-      sfac::cuda_architectures(), "\",\"openmp\":true,\"blas\":\"openblas\"}");
+  static const std::string info =
+      sfac::cat("{\"version\":\"", SFAC_VERSION_STRING, "\",\"backends\":[\"cpu\"",
+                sfac::cuda_compiled_in() ? ",\"cuda\"" : "", "],\"cuda_architectures\":\"",
+                sfac::cuda_architectures(), "\",\"openmp\":true,\"blas\":\"openblas\"}");
   return info.c_str();
 }
 

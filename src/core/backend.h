@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/host_csr.h"
+#include "core/trainer.h"
 #include "sparsefac/sparsefac.h"
 
 namespace sfac {
@@ -123,6 +124,10 @@ class Backend : public std::enable_shared_from_this<Backend> {
   virtual std::unique_ptr<SddmmPlan> make_sddmm_plan(const SparseMatrix& pattern, int64_t k,
                                                      sfac_sddmm_algorithm algorithm) = 0;
   virtual void sddmm(const SddmmCall& call) = 0;
+
+  // A trainer for options.algorithm on `ratings` (users x items); seed drives initialization.
+  virtual std::unique_ptr<Trainer> make_trainer(const SparseMatrix& ratings,
+                                                const TrainOptions& options, uint64_t seed) = 0;
 
   virtual void synchronize() = 0;
 };

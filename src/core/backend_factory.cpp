@@ -6,8 +6,7 @@
 namespace sfac {
 
 std::shared_ptr<Backend> create_backend(sfac_backend kind, int device, int num_threads) {
-  SFAC_REQUIRE(kind == SFAC_BACKEND_AUTO || kind == SFAC_BACKEND_CPU ||
-                   kind == SFAC_BACKEND_CUDA,
+  SFAC_REQUIRE(kind == SFAC_BACKEND_AUTO || kind == SFAC_BACKEND_CPU || kind == SFAC_BACKEND_CUDA,
                SFAC_ERR_INVALID_ARGUMENT, "unknown backend ", static_cast<int>(kind));
   SFAC_REQUIRE(device >= 0, SFAC_ERR_INVALID_ARGUMENT, "device = ", device, " must be >= 0");
   SFAC_REQUIRE(num_threads >= 0, SFAC_ERR_INVALID_ARGUMENT, "num_threads = ", num_threads,
@@ -18,8 +17,8 @@ std::shared_ptr<Backend> create_backend(sfac_backend kind, int device, int num_t
                  "-DSPARSEFAC_CUDA=ON)");
     const int devices = cuda_device_count();
     SFAC_REQUIRE(devices > 0, SFAC_ERR_DEVICE, "no CUDA device is available (no driver or GPU)");
-    SFAC_REQUIRE(device < devices, SFAC_ERR_OUT_OF_RANGE, "device = ", device,
-                 " but only ", devices, " CUDA device(s) exist");
+    SFAC_REQUIRE(device < devices, SFAC_ERR_OUT_OF_RANGE, "device = ", device, " but only ",
+                 devices, " CUDA device(s) exist");
     fail(SFAC_ERR_UNSUPPORTED, "the CUDA backend's kernels are not part of version ",
          SFAC_VERSION_STRING, " yet; use SFAC_BACKEND_CPU or AUTO");
   }

@@ -31,16 +31,17 @@ void check_indices(const char* name, const int32_t* indices, int64_t n, int64_t 
                    const char* bound_name, int num_threads) {
   const int64_t bad =
       first_where(n, num_threads, [&](int64_t e) { return indices[e] < 0 || indices[e] >= bound; });
-  SFAC_REQUIRE(bad == kNone, SFAC_ERR_OUT_OF_RANGE, name, "[", bad, "] = ",
-               bad == kNone ? 0 : indices[bad], " is out of range for a matrix with ", bound, " ",
-               bound_name);
+  SFAC_REQUIRE(bad == kNone, SFAC_ERR_OUT_OF_RANGE, name, "[", bad,
+               "] = ", bad == kNone ? 0 : indices[bad], " is out of range for a matrix with ",
+               bound, " ", bound_name);
 }
 
 void check_values(const float* values, int64_t n, int num_threads) {
   if (values == nullptr) return;
-  const int64_t bad = first_where(n, num_threads, [&](int64_t e) { return !std::isfinite(values[e]); });
-  SFAC_REQUIRE(bad == kNone, SFAC_ERR_INVALID_VALUE, "values[", bad, "] = ",
-               bad == kNone ? 0.0f : values[bad], " is not finite");
+  const int64_t bad =
+      first_where(n, num_threads, [&](int64_t e) { return !std::isfinite(values[e]); });
+  SFAC_REQUIRE(bad == kNone, SFAC_ERR_INVALID_VALUE, "values[", bad,
+               "] = ", bad == kNone ? 0.0f : values[bad], " is not finite");
 }
 
 // Sorts every row by column (stable, so duplicates keep input order) and resolves duplicates.
@@ -112,10 +113,11 @@ void canonicalize_rows(HostCsr& csr, std::vector<int64_t>& input_position,
         const std::string where =
             input_position.empty()
                 ? std::string()
-                : cat(" at ", position_name, " ", std::min(entries[i - 1].second, entries[i].second),
-                      " and ", std::max(entries[i - 1].second, entries[i].second));
-        fail(SFAC_ERR_DUPLICATE_ENTRY, "duplicate entry (row ", r, ", col ", entries[i].first,
-             ")", where, " (pass SFAC_SPARSE_SUM_DUPLICATES to sum duplicates)");
+                : cat(" at ", position_name, " ",
+                      std::min(entries[i - 1].second, entries[i].second), " and ",
+                      std::max(entries[i - 1].second, entries[i].second));
+        fail(SFAC_ERR_DUPLICATE_ENTRY, "duplicate entry (row ", r, ", col ", entries[i].first, ")",
+             where, " (pass SFAC_SPARSE_SUM_DUPLICATES to sum duplicates)");
       }
     }
     fail(SFAC_ERR_DUPLICATE_ENTRY, "duplicate entry in row ", r);
@@ -191,9 +193,9 @@ HostCsr csr_from_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row
   return csr;
 }
 
-HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major,
-                            const int64_t* offsets, const int32_t* indices, const float* values,
-                            DuplicatePolicy duplicates, int num_threads) {
+HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major, const int64_t* offsets,
+                            const int32_t* indices, const float* values, DuplicatePolicy duplicates,
+                            int num_threads) {
   check_sparse_shape(rows, cols);
   const int64_t major = column_major ? cols : rows;
   const int64_t minor = column_major ? rows : cols;
@@ -203,8 +205,8 @@ HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major,
   SFAC_REQUIRE(offsets[0] == 0, SFAC_ERR_INVALID_ARGUMENT, offsets_name, "[0] = ", offsets[0],
                " must be 0");
   for (int64_t i = 0; i < major; ++i) {
-    SFAC_REQUIRE(offsets[i] <= offsets[i + 1], SFAC_ERR_INVALID_ARGUMENT, offsets_name, "[",
-                 i, "] = ", offsets[i], " > ", offsets_name, "[", i + 1, "] = ", offsets[i + 1],
+    SFAC_REQUIRE(offsets[i] <= offsets[i + 1], SFAC_ERR_INVALID_ARGUMENT, offsets_name, "[", i,
+                 "] = ", offsets[i], " > ", offsets_name, "[", i + 1, "] = ", offsets[i + 1],
                  ": offsets must not decrease");
   }
   const int64_t nnz = offsets[major];
@@ -213,8 +215,7 @@ HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major,
     SFAC_REQUIRE(indices != nullptr, SFAC_ERR_INVALID_ARGUMENT, indices_name,
                  " is NULL but nnz = ", nnz);
   }
-  check_indices(indices_name, indices, nnz, minor, column_major ? "rows" : "columns",
-                num_threads);
+  check_indices(indices_name, indices, nnz, minor, column_major ? "rows" : "columns", num_threads);
   check_values(values, nnz, num_threads);
 
   if (column_major) {
@@ -223,8 +224,7 @@ HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major,
       std::fill(col_of.begin() + offsets[c], col_of.begin() + offsets[c + 1],
                 static_cast<int32_t>(c));
     }
-    return csr_from_coo(rows, cols, nnz, indices, col_of.data(), values, duplicates,
-                        num_threads);
+    return csr_from_coo(rows, cols, nnz, indices, col_of.data(), values, duplicates, num_threads);
   }
   HostCsr csr;
   csr.rows = rows;

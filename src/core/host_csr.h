@@ -30,8 +30,8 @@ HostCsr csr_from_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row
 
 // Same from compressed input. For CSR, major = rows and the indices are columns; for CSC
 // (column_major = true), major = cols and the indices are rows.
-HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major,
-                            const int64_t* offsets, const int32_t* indices, const float* values,
-                            DuplicatePolicy duplicates, int num_threads);
+HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major, const int64_t* offsets,
+                            const int32_t* indices, const float* values, DuplicatePolicy duplicates,
+                            int num_threads);
 
 }  // namespace sfac

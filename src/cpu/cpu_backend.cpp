@@ -3,8 +3,10 @@
 #include <omp.h>
 
 #include "core/error.h"
+#include "cpu/cpu_als.h"
 #include "cpu/cpu_dense.h"
 #include "cpu/cpu_sddmm.h"
+#include "cpu/cpu_sgd.h"
 #include "cpu/cpu_sparse.h"
 
 namespace sfac::cpu {
@@ -35,5 +37,14 @@ std::unique_ptr<SddmmPlan> CpuBackend::make_sddmm_plan(const SparseMatrix& patte
 }
 
 void CpuBackend::sddmm(const SddmmCall& call) { cpu_sddmm(call, num_threads_); }
+
+std::unique_ptr<Trainer> CpuBackend::make_trainer(const SparseMatrix& ratings,
+                                                  const TrainOptions& options, uint64_t seed) {
+  const auto& cpu_ratings = dynamic_cast<const CpuSparseMatrix&>(ratings);
+  if (options.algorithm == SFAC_ALGO_SGD) {
+    return make_sgd_trainer(cpu_ratings, options, seed, num_threads_);
+  }
+  return make_als_trainer(cpu_ratings, options, seed, num_threads_);
+}
 
 }  // namespace sfac::cpu

@@ -22,6 +22,8 @@ class CpuBackend final : public Backend {
   std::unique_ptr<SddmmPlan> make_sddmm_plan(const SparseMatrix& pattern, int64_t k,
                                              sfac_sddmm_algorithm algorithm) override;
   void sddmm(const SddmmCall& call) override;
+  std::unique_ptr<Trainer> make_trainer(const SparseMatrix& ratings, const TrainOptions& options,
+                                        uint64_t seed) override;
   void synchronize() override {}
 
  private:

@@ -9,8 +9,7 @@ namespace sfac::cpu {
 
 class CpuDenseMatrix final : public DenseMatrix {
  public:
-  CpuDenseMatrix(std::shared_ptr<Backend> backend, int64_t rows, int64_t cols,
-                 const float* data);
+  CpuDenseMatrix(std::shared_ptr<Backend> backend, int64_t rows, int64_t cols, const float* data);
 
   const float* data() const { return data_.data(); }
   float* data() { return data_.data(); }

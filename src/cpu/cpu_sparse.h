@@ -18,8 +18,7 @@ struct CscIndex {
 
 class CsrPattern {
  public:
-  CsrPattern(int64_t rows, int64_t cols, std::vector<int64_t> offsets,
-             std::vector<int32_t> indices)
+  CsrPattern(int64_t rows, int64_t cols, std::vector<int64_t> offsets, std::vector<int32_t> indices)
       : rows_(rows), cols_(cols), offsets_(std::move(offsets)), indices_(std::move(indices)) {}
 
   int64_t rows() const { return rows_; }

@@ -1,0 +1,43 @@
+// A trained factorization: factors, optional biases, and what fold-in needs to solve for new
+// users the way training did. Host resident.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sparsefac/sparsefac.h"
+
+namespace sfac {
+
+struct Model {
+  sfac_algorithm algorithm = SFAC_ALGO_ALS;
+  int64_t users = 0;
+  int64_t items = 0;
+  int64_t rank = 0;
+  std::vector<float> user_factors;  // users x rank, row-major
+  std::vector<float> item_factors;  // items x rank, row-major
+
+  bool has_biases = false;
+  float global_mean = 0.0f;
+  std::vector<float> user_bias;  // users entries when has_biases
+  std::vector<float> item_bias;  // items entries when has_biases
+
+  // Regularization used in training; fold-in solves with the same.
+  double lambda_user = 0.0;
+  sfac_regularization regularization = SFAC_REG_PLAIN;
+  double implicit_alpha = 0.0;
+
+  const float* user(int64_t u) const { return user_factors.data() + u * rank; }
+  const float* item(int64_t i) const { return item_factors.data() + i * rank; }
+
+  float predict(int64_t u, int64_t i) const {
+    const float* x = user(u);
+    const float* y = item(i);
+    float dot = 0.0f;
+    for (int64_t t = 0; t < rank; ++t) dot += x[t] * y[t];
+    if (has_biases) dot += global_mean + user_bias[u] + item_bias[i];
+    return dot;
+  }
+};
+
+}  // namespace sfac

@@ -1,0 +1,85 @@
+// What a trained model answers: predictions, error metrics, rankings, similar items, fold-in.
+//
+// Every function validates all of its inputs before it writes anything, so a failed call leaves
+// the outputs and the model as they were. Sparse arguments (exclude, test, ratings) are checked
+// for shape here; the C shim checks their handles and backends.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/model.h"
+
+namespace sfac {
+
+// Root mean square and mean absolute error of the model on the nonzeros of `ratings`.
+struct ErrorMetrics {
+  double rmse = 0.0;
+  double mae = 0.0;
+};
+ErrorMetrics evaluate(const Model& model, const SparseMatrix& ratings, int num_threads);
+
+// Replaces the user (items) factors with users x rank (items x rank) finite floats.
+void set_user_factors(Model& model, const float* factors);
+void set_item_factors(Model& model, const float* factors);
+
+// scores[i] = model.predict(users[i], items[i]).
+void predict(const Model& model, int64_t count, const int32_t* users, const int32_t* items,
+             float* scores, int num_threads);
+
+// Top-n lists (see sfac_model_recommend). Scores are what predict returns (biases included);
+// ties are broken by the lower item id, so results do not depend on the thread count. A
+// duplicate in allowed_items is one candidate. allowed_items == nullptr with allowed_count == 0
+// means no allow-list; a non-null allowed_items with allowed_count == 0 allows nothing.
+void recommend(const Model& model, int64_t count, const int32_t* users, int n,
+               const SparseMatrix* exclude, int64_t allowed_count, const int32_t* allowed_items,
+               int32_t* out_items, float* out_scores, int num_threads);
+
+// Cosine similarity of item factors; an item with all-zero factors has similarity 0 to every
+// item. Same layout and tie-breaking as recommend.
+void similar_items(const Model& model, int64_t count, const int32_t* items, int n,
+                   int32_t* out_items, float* out_scores, int num_threads);
+
+// Ranking quality at k, averaged over the users with at least one nonzero in `test`. For such a
+// user with test items T and top-k list L (the user's `exclude` nonzeros never ranked; L is
+// shorter than k only when fewer candidates exist) and binary relevance rel_p = [L_p in T]:
+//   precision = hits / k
+//   recall    = hits / |T|                 (not hits / min(k, |T|))
+//   ndcg      = DCG / IDCG, DCG = sum_p rel_p / log2(p + 2), IDCG the DCG of min(k, |T|) hits
+//   map       = (sum_p rel_p * precision@(p + 1)) / min(k, |T|)
+// A test item that is also excluded still counts in |T| (it can never be hit). With no test
+// user every metric is 0.
+struct RankingMetrics {
+  double precision = 0.0;
+  double recall = 0.0;
+  double ndcg = 0.0;
+  double map = 0.0;
+};
+RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
+                               const SparseMatrix& test, int k, int num_threads);
+
+// Fold-in: the user row that minimizes the model's training objective with the item side fixed
+// (see sfac_model_recalculate_user). Explicit models (ALS, SGD): least squares on the ratings
+// minus global mean and item bias, unknowns [x, b_u] when the model has biases. IALS: the
+// Hu-Koren-Volinsky system (Y^T Y + sum alpha r y y^T + reg I) x = sum (1 + alpha r) y, ratings
+// >= 0. reg = lambda_user, times the number of ratings under SFAC_REG_WEIGHTED. Duplicate items
+// are SFAC_ERR_DUPLICATE_ENTRY; no ratings give zero factors (the regularized optimum).
+struct FoldIn {
+  std::vector<float> factors;  // rank entries
+  float bias = 0.0f;           // 0 when the model has no biases
+};
+FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const float* ratings,
+               int num_threads);
+// Stores a fold-in result as the model's row for `user` (in range).
+void set_user_row(Model& model, int64_t user, const FoldIn& row);
+
+// Shared argument checks of the model operations (they throw sfac::Error).
+// SFAC_ERR_INVALID_ARGUMENT unless count >= 0 and, when count > 0, pointer is non-null.
+void require_array(const void* pointer, const char* name, int64_t count, const char* count_name);
+// SFAC_ERR_OUT_OF_RANGE naming the first ids[i] outside [0, limit): "users[3] = 20000 is out
+// of range for a model with 20000 users".
+void require_ids(const int32_t* ids, int64_t count, int64_t limit, const char* name,
+                 const char* what);
+
+}  // namespace sfac

@@ -1,0 +1,282 @@
+// Scoring operations of a model: predict, top-n recommendation, similar items, ranking metrics.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+#include "core/model_ops.h"
+
+namespace sfac {
+namespace {
+
+// Every score goes through here, so predict and recommend return the same numbers. `omp simd`
+// lets the compiler vectorize the reduction (plain float sums may not be reordered).
+inline float dot(const float* x, const float* y, int64_t rank) {
+  float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+  for (int64_t t = 0; t < rank; ++t) s += x[t] * y[t];
+  return s;
+}
+
+// The bias part of user u's scores that does not depend on the item (added in the order
+// Model::predict uses: (global + user) + item).
+inline float user_offset(const Model& m, int64_t u) {
+  return m.has_biases ? m.global_mean + m.user_bias[u] : 0.0f;
+}
+
+inline float score(const Model& m, int64_t u, int64_t i, float offset) {
+  const float d = dot(m.user(u), m.item(i), m.rank);
+  return m.has_biases ? d + (offset + m.item_bias[i]) : d;
+}
+
+struct Candidate {
+  float score;
+  int32_t item;
+};
+
+// Best first: the higher score, and among equal scores the lower item id, so that lists are
+// deterministic. Scores are never NaN here (see add()), which keeps this a strict weak order.
+inline bool better(const Candidate& a, const Candidate& b) {
+  return a.score > b.score || (a.score == b.score && a.item < b.item);
+}
+
+// Appends a candidate; a NaN score (only possible when factors overflow) ranks last.
+inline void add(std::vector<Candidate>& out, float s, int32_t item) {
+  out.push_back({std::isnan(s) ? -std::numeric_limits<float>::infinity() : s, item});
+}
+
+// Moves the best min(n, size) candidates to the front in order (a heap-based partial sort:
+// O(C log n)), writes them and pads the row to n with -1 / -INFINITY.
+void write_top(std::vector<Candidate>& c, int n, int32_t* items, float* scores) {
+  const size_t m = std::min(static_cast<size_t>(n), c.size());
+  std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(m), c.end(), better);
+  for (size_t j = 0; j < m; ++j) {
+    items[j] = c[j].item;
+    scores[j] = c[j].score;
+  }
+  std::fill(items + m, items + n, -1);
+  std::fill(scores + m, scores + n, -std::numeric_limits<float>::infinity());
+}
+
+// The pattern of an exclude or test matrix, downloaded once per call. Columns of each row are
+// sorted (canonical CSR), which the candidate loops below rely on.
+class HostPattern {
+ public:
+  HostPattern() = default;
+  explicit HostPattern(const SparseMatrix& m)
+      : offsets_(static_cast<size_t>(m.rows()) + 1), cols_(static_cast<size_t>(m.nnz())) {
+    m.download_csr(offsets_.data(), cols_.data(), nullptr);
+  }
+  bool empty() const { return offsets_.empty(); }
+  // Row r's columns; an absent matrix has empty rows.
+  const int32_t* begin(int64_t r) const { return empty() ? nullptr : cols_.data() + offsets_[r]; }
+  const int32_t* end(int64_t r) const { return empty() ? nullptr : cols_.data() + offsets_[r + 1]; }
+  int64_t count(int64_t r) const { return empty() ? 0 : offsets_[r + 1] - offsets_[r]; }
+
+ private:
+  std::vector<int64_t> offsets_;
+  std::vector<int32_t> cols_;
+};
+
+void require_model_shape(const SparseMatrix& s, const Model& m, const char* name) {
+  SFAC_REQUIRE(s.rows() == m.users && s.cols() == m.items, SFAC_ERR_SHAPE_MISMATCH, name, " is ",
+               s.rows(), " x ", s.cols(), " but the model has ", m.users, " users x ", m.items,
+               " items");
+}
+
+// Candidates of user u: every item (allowed == nullptr) or the sorted distinct `allowed`, minus
+// the sorted excluded items [skip, skip_end). Both walks are merges: no per-user bitmap.
+void score_candidates(const Model& m, int64_t u, const std::vector<int32_t>* allowed,
+                      const int32_t* skip, const int32_t* skip_end, std::vector<Candidate>& out) {
+  out.clear();
+  const float offset = user_offset(m, u);
+  auto consider = [&](int32_t i) {
+    while (skip != skip_end && *skip < i) ++skip;
+    if (skip != skip_end && *skip == i) return;
+    add(out, score(m, u, i, offset), i);
+  };
+  if (allowed) {
+    for (int32_t i : *allowed) consider(i);
+  } else {
+    for (int64_t i = 0; i < m.items; ++i) consider(static_cast<int32_t>(i));
+  }
+}
+
+// One candidate buffer per thread, allocated before the parallel region so that nothing in it
+// can throw.
+std::vector<std::vector<Candidate>> thread_buffers(int num_threads, int64_t capacity) {
+  std::vector<std::vector<Candidate>> buffers(static_cast<size_t>(std::max(num_threads, 1)));
+  for (auto& b : buffers) b.reserve(static_cast<size_t>(capacity));
+  return buffers;
+}
+
+void require_top_n(int n, int64_t count) {
+  SFAC_REQUIRE(n >= 1, SFAC_ERR_INVALID_ARGUMENT, "n = ", n, " must be >= 1");
+  SFAC_REQUIRE(count <= std::numeric_limits<int64_t>::max() / n, SFAC_ERR_INVALID_ARGUMENT,
+               "count * n = ", count, " * ", n, " overflows");
+}
+
+}  // namespace
+
+void predict(const Model& model, int64_t count, const int32_t* users, const int32_t* items,
+             float* scores, int num_threads) {
+  require_array(users, "users", count, "count");
+  require_array(items, "items", count, "count");
+  require_array(scores, "scores", count, "count");
+  require_ids(users, count, model.users, "users", "users");
+  require_ids(items, count, model.items, "items", "items");
+#pragma omp parallel for num_threads(num_threads) schedule(static) if (count > 4096)
+  for (int64_t e = 0; e < count; ++e) {
+    scores[e] = score(model, users[e], items[e], user_offset(model, users[e]));
+  }
+}
+
+void recommend(const Model& model, int64_t count, const int32_t* users, int n,
+               const SparseMatrix* exclude, int64_t allowed_count, const int32_t* allowed_items,
+               int32_t* out_items, float* out_scores, int num_threads) {
+  require_array(users, "users", count, "count");
+  require_top_n(n, count);
+  require_array(out_items, "out_items", count, "count");
+  require_array(out_scores, "out_scores", count, "count");
+  if (exclude) require_model_shape(*exclude, model, "exclude");
+  require_array(allowed_items, "allowed_items", allowed_count, "allowed_count");
+  require_ids(users, count, model.users, "users", "users");
+  require_ids(allowed_items, allowed_count, model.items, "allowed_items", "items");
+  if (count == 0) return;
+
+  // Sorted and deduplicated: a repeated allowed item is one candidate, and the merge with the
+  // (sorted) excluded items needs the order.
+  std::vector<int32_t> allowed;
+  if (allowed_items) {
+    allowed.assign(allowed_items, allowed_items + allowed_count);
+    std::sort(allowed.begin(), allowed.end());
+    allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
+  }
+  const std::vector<int32_t>* allow = allowed_items ? &allowed : nullptr;
+  const HostPattern skip = exclude ? HostPattern(*exclude) : HostPattern();
+  const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), count));
+  auto buffers =
+      thread_buffers(threads, allow ? static_cast<int64_t>(allowed.size()) : model.items);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<Candidate>& buffer = buffers[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t r = 0; r < count; ++r) {
+      const int64_t u = users[r];
+      score_candidates(model, u, allow, skip.begin(u), skip.end(u), buffer);
+      write_top(buffer, n, out_items + r * n, out_scores + r * n);
+    }
+  }
+}
+
+void similar_items(const Model& model, int64_t count, const int32_t* items, int n,
+                   int32_t* out_items, float* out_scores, int num_threads) {
+  require_array(items, "items", count, "count");
+  require_top_n(n, count);
+  require_array(out_items, "out_items", count, "count");
+  require_array(out_scores, "out_scores", count, "count");
+  require_ids(items, count, model.items, "items", "items");
+  if (count == 0) return;
+
+  const int64_t rank = model.rank;
+  std::vector<float> norms(static_cast<size_t>(model.items));
+#pragma omp parallel for num_threads(num_threads) schedule(static) if (model.items > 4096)
+  for (int64_t i = 0; i < model.items; ++i) {
+    norms[i] = std::sqrt(dot(model.item(i), model.item(i), rank));
+  }
+  const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), count));
+  auto buffers = thread_buffers(threads, model.items);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<Candidate>& buffer = buffers[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t r = 0; r < count; ++r) {
+      const int32_t q = items[r];
+      const float* yq = model.item(q);
+      buffer.clear();
+      for (int64_t j = 0; j < model.items; ++j) {
+        if (j == q) continue;
+        const float denominator = norms[q] * norms[j];
+        const float cosine = denominator > 0.0f ? dot(yq, model.item(j), rank) / denominator : 0.0f;
+        add(buffer, cosine, static_cast<int32_t>(j));
+      }
+      write_top(buffer, n, out_items + r * n, out_scores + r * n);
+    }
+  }
+}
+
+RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
+                               const SparseMatrix& test, int k, int num_threads) {
+  SFAC_REQUIRE(k >= 1, SFAC_ERR_INVALID_ARGUMENT, "k = ", k, " must be >= 1");
+  if (exclude) require_model_shape(*exclude, model, "exclude");
+  require_model_shape(test, model, "test");
+
+  const HostPattern truth(test);
+  const HostPattern skip = exclude ? HostPattern(*exclude) : HostPattern();
+  // Lists never hold more than all items; k itself stays the precision denominator.
+  const int top_k = static_cast<int>(std::min<int64_t>(k, model.items));
+  if (top_k == 0) return {};  // no items, hence no test nonzeros
+  // discount[p] = 1 / log2(p + 2); ideal[j] = DCG of j hits at the top.
+  std::vector<double> discount(static_cast<size_t>(top_k));
+  std::vector<double> ideal(static_cast<size_t>(top_k) + 1, 0.0);
+  for (int p = 0; p < top_k; ++p) {
+    discount[p] = 1.0 / std::log2(p + 2.0);
+    ideal[p + 1] = ideal[p] + discount[p];
+  }
+  // Per-user results, summed in user order afterwards: the averages do not depend on how
+  // OpenMP schedules the users.
+  struct PerUser {
+    double precision = 0.0, recall = 0.0, ndcg = 0.0, map = 0.0;
+  };
+  std::vector<PerUser> per_user(static_cast<size_t>(model.users));
+  const int threads = std::max(num_threads, 1);
+  auto buffers = thread_buffers(threads, model.items);
+  std::vector<int32_t> top_items(static_cast<size_t>(threads) * top_k);
+  std::vector<float> top_scores(static_cast<size_t>(threads) * top_k);
+#pragma omp parallel num_threads(threads)
+  {
+    const auto t = static_cast<size_t>(omp_get_thread_num());
+    std::vector<Candidate>& buffer = buffers[t];
+    int32_t* top = top_items.data() + t * top_k;
+    float* scores = top_scores.data() + t * top_k;
+#pragma omp for schedule(dynamic, 64)
+    for (int64_t u = 0; u < model.users; ++u) {
+      const int64_t relevant = truth.count(u);
+      if (relevant == 0) continue;
+      score_candidates(model, u, nullptr, skip.begin(u), skip.end(u), buffer);
+      write_top(buffer, top_k, top, scores);
+      int64_t hits = 0;
+      double dcg = 0.0, precision_sum = 0.0;
+      for (int p = 0; p < top_k && top[p] >= 0; ++p) {
+        if (!std::binary_search(truth.begin(u), truth.end(u), top[p])) continue;
+        ++hits;
+        dcg += discount[p];
+        precision_sum += static_cast<double>(hits) / (p + 1);
+      }
+      const int64_t best = std::min<int64_t>(top_k, relevant);  // relevant <= items
+      PerUser& out = per_user[u];
+      out.precision = static_cast<double>(hits) / k;
+      out.recall = static_cast<double>(hits) / static_cast<double>(relevant);
+      out.ndcg = dcg / ideal[best];
+      out.map = precision_sum / static_cast<double>(best);
+    }
+  }
+  RankingMetrics sum;
+  int64_t users = 0;
+  for (int64_t u = 0; u < model.users; ++u) {
+    if (truth.count(u) == 0) continue;
+    ++users;
+    sum.precision += per_user[u].precision;
+    sum.recall += per_user[u].recall;
+    sum.ndcg += per_user[u].ndcg;
+    sum.map += per_user[u].map;
+  }
+  if (users == 0) return {};
+  const auto n = static_cast<double>(users);
+  return {sum.precision / n, sum.recall / n, sum.ndcg / n, sum.map / n};
+}
+
+}  // namespace sfac

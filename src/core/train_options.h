@@ -1,0 +1,44 @@
+// Training options: one struct with the defaults of each algorithm, set by sfac_option value.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "sparsefac/sparsefac.h"
+
+namespace sfac {
+
+class SparseMatrix;
+
+struct TrainOptions {
+  sfac_algorithm algorithm = SFAC_ALGO_ALS;
+  int64_t rank = 32;
+  int64_t iterations = 15;
+  double lambda_user = 0.05;
+  double lambda_item = 0.05;
+  bool use_biases = false;
+  double init_scale = 0.1;
+  bool deterministic = false;
+  sfac_regularization regularization = SFAC_REG_WEIGHTED;
+  sfac_solver solver = SFAC_SOLVER_CHOLESKY;
+  int64_t cg_steps = 3;
+  double implicit_alpha = 40.0;
+  double learning_rate = 0.08;
+  double decay = 0.3;
+  bool scale_ratings = true;
+
+  std::shared_ptr<const SparseMatrix> validation;
+  sfac_epoch_callback callback = nullptr;
+  void* callback_user_data = nullptr;
+
+  static TrainOptions defaults(sfac_algorithm algorithm);
+
+  // Throw SFAC_ERR_UNSUPPORTED for unknown options, SFAC_ERR_INVALID_ARGUMENT for values out of
+  // range or of the wrong kind (an integer option set as double and vice versa).
+  void set_int(sfac_option option, int64_t value);
+  void set_double(sfac_option option, double value);
+  int64_t get_int(sfac_option option) const;
+  double get_double(sfac_option option) const;
+};
+
+}  // namespace sfac

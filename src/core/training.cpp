@@ -1,0 +1,49 @@
+#include "core/training.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+#include "core/model_ops.h"
+
+namespace sfac {
+
+std::unique_ptr<Trainer> start_training(Backend& backend, const SparseMatrix& ratings,
+                                        const TrainOptions& options, uint64_t seed) {
+  SFAC_REQUIRE(backend.compatible_with(ratings.backend()), SFAC_ERR_INVALID_ARGUMENT,
+               "ratings belong to a context with another backend or device");
+  if (options.validation) {
+    const SparseMatrix& v = *options.validation;
+    SFAC_REQUIRE(v.rows() == ratings.rows() && v.cols() == ratings.cols(), SFAC_ERR_SHAPE_MISMATCH,
+                 "validation matrix is ", v.rows(), " x ", v.cols(),
+                 " but the training ratings are ", ratings.rows(), " x ", ratings.cols());
+  }
+  return backend.make_trainer(ratings, options, seed);
+}
+
+bool run_epochs(Trainer& trainer, const TrainOptions& options, int64_t epochs, int64_t* epochs_done,
+                int num_threads) {
+  using Clock = std::chrono::steady_clock;
+  for (int64_t n = 0; n < epochs; ++n) {
+    const int epoch = static_cast<int>(++*epochs_done);
+    const auto start = Clock::now();
+    trainer.run_epoch(epoch);
+    const double loss = trainer.train_loss();
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    SFAC_REQUIRE(std::isfinite(loss), SFAC_ERR_NOT_CONVERGED, "training diverged in epoch ", epoch,
+                 " (loss = ", loss, "); lower the learning rate or raise lambda");
+    if (options.callback == nullptr) continue;
+    const double validation_rmse =
+        options.validation ? evaluate(trainer.model(), *options.validation, num_threads).rmse
+                           : std::numeric_limits<double>::quiet_NaN();
+    const int verdict =
+        options.callback(epoch, loss, validation_rmse, seconds, options.callback_user_data);
+    SFAC_REQUIRE(verdict >= 0, SFAC_ERR_CALLBACK, "the epoch callback returned ", verdict,
+                 " after epoch ", epoch, ": training aborted");
+    if (verdict > 0) return false;
+  }
+  return true;
+}
+
+}  // namespace sfac
