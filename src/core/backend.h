@@ -135,4 +135,7 @@ class Backend : public std::enable_shared_from_this<Backend> {
 // Creates the backend for a context; AUTO resolves to CUDA when available, else CPU.
 std::shared_ptr<Backend> create_backend(sfac_backend kind, int device, int num_threads);
 
+// The CUDA backend on `device` (throws SFAC_ERR_UNSUPPORTED in builds without CUDA).
+std::shared_ptr<Backend> create_cuda_backend(int device, int num_threads);
+
 }  // namespace sfac

@@ -19,10 +19,9 @@ std::shared_ptr<Backend> create_backend(sfac_backend kind, int device, int num_t
     SFAC_REQUIRE(devices > 0, SFAC_ERR_DEVICE, "no CUDA device is available (no driver or GPU)");
     SFAC_REQUIRE(device < devices, SFAC_ERR_OUT_OF_RANGE, "device = ", device, " but only ",
                  devices, " CUDA device(s) exist");
-    fail(SFAC_ERR_UNSUPPORTED, "the CUDA backend's kernels are not part of version ",
-         SFAC_VERSION_STRING, " yet; use SFAC_BACKEND_CPU or AUTO");
+    return create_cuda_backend(device, num_threads);
   }
-  // AUTO: CUDA is chosen here once the CUDA backend exists; until then the CPU serves.
+  // AUTO stays on the CPU until the CUDA backend serves every workload (training included).
   return std::make_shared<cpu::CpuBackend>(num_threads);
 }
 

@@ -1,0 +1,289 @@
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "core/error.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "cuda/kernels/sddmm_kernels.cuh"
+
+namespace sfac::cuda {
+namespace {
+
+// An immutable CSR pattern on the device, plus the COO row array built on first use.
+struct CudaPattern {
+  int64_t rows = 0, cols = 0, nnz = 0;
+  DeviceBuffer<int64_t> offsets;
+  DeviceBuffer<int32_t> indices;
+  mutable std::once_flag row_of_once;
+  mutable DeviceBuffer<int32_t> row_of;
+
+  const int32_t* rows_of_nonzeros(cudaStream_t stream) const {
+    std::call_once(row_of_once, [&] {
+      DeviceBuffer<int32_t> r(static_cast<size_t>(nnz), stream);
+      kernels::launch_expand_rows(offsets.data(), rows, r.data(), stream);
+      row_of = std::move(r);
+    });
+    return row_of.data();
+  }
+};
+
+class CudaSparseMatrix final : public SparseMatrix {
+ public:
+  CudaSparseMatrix(std::shared_ptr<Backend> backend, std::shared_ptr<const CudaPattern> pattern,
+                   DeviceBuffer<float> values)
+      : SparseMatrix(std::move(backend), pattern->rows, pattern->cols, pattern->nnz),
+        pattern_(std::move(pattern)),
+        values_(std::move(values)) {}
+
+  const CudaPattern& pattern() const { return *pattern_; }
+  const float* values() const { return values_.data(); }
+  float* values() { return values_.data(); }
+
+  const void* pattern_id() const override { return pattern_.get(); }
+
+  bool same_pattern(const SparseMatrix& other) const override {
+    if (other.pattern_id() == pattern_id()) return true;
+    if (other.rows() != rows() || other.cols() != cols() || other.nnz() != nnz()) return false;
+    std::vector<int64_t> a_off(rows() + 1), b_off(rows() + 1);
+    std::vector<int32_t> a_idx(nnz()), b_idx(nnz());
+    download_csr(a_off.data(), a_idx.data(), nullptr);
+    other.download_csr(b_off.data(), b_idx.data(), nullptr);
+    return a_off == b_off && a_idx == b_idx;
+  }
+
+  void download_csr(int64_t* offsets, int32_t* col_indices, float* values) const override {
+    DeviceGuard guard(backend().device());
+    if (offsets) pattern_->offsets.download(offsets, rows() + 1);
+    if (col_indices) pattern_->indices.download(col_indices, nnz());
+    if (values) values_.download(values, nnz());
+  }
+
+  // COO and CSC are derived on the host from the CSR download for now.
+  void download_coo(int32_t* row_indices, int32_t* col_indices, float* values) const override {
+    std::vector<int64_t> offsets(rows() + 1);
+    download_csr(offsets.data(), col_indices, values);
+    if (row_indices) {
+      for (int64_t r = 0; r < rows(); ++r) {
+        std::fill(row_indices + offsets[r], row_indices + offsets[r + 1], int32_t(r));
+      }
+    }
+  }
+
+  void download_csc(int64_t* offsets, int32_t* row_indices, float* values) const override {
+    std::vector<int64_t> ro(rows() + 1);
+    std::vector<int32_t> ci(nnz());
+    std::vector<float> v(values ? nnz() : 0);
+    download_csr(ro.data(), ci.data(), values ? v.data() : nullptr);
+    std::vector<int64_t> co(cols() + 1, 0);
+    for (int32_t c : ci) ++co[c + 1];
+    for (int64_t c = 0; c < cols(); ++c) co[c + 1] += co[c];
+    std::vector<int64_t> next(co.begin(), co.end() - 1);
+    for (int64_t r = 0; r < rows(); ++r) {
+      for (int64_t e = ro[r]; e < ro[r + 1]; ++e) {
+        const int64_t slot = next[ci[e]]++;
+        if (row_indices) row_indices[slot] = static_cast<int32_t>(r);
+        if (values) values[slot] = v[e];
+      }
+    }
+    if (offsets) std::copy(co.begin(), co.end(), offsets);
+  }
+
+  void set_values(const float* values) override {
+    DeviceGuard guard(backend().device());
+    values_.upload(values, nnz());
+  }
+
+  std::unique_ptr<SparseMatrix> create_like(const float* values) const override {
+    DeviceGuard guard(backend().device());
+    const cudaStream_t stream = static_cast<CudaBackend&>(backend()).stream();
+    DeviceBuffer<float> v(static_cast<size_t>(nnz()), stream);
+    if (values) {
+      v.upload(values, nnz());
+    } else if (nnz() > 0) {
+      SFAC_CUDA_TRY(cudaMemsetAsync(v.data(), 0, nnz() * sizeof(float), stream));
+    }
+    return std::make_unique<CudaSparseMatrix>(backend_ptr(), pattern_, std::move(v));
+  }
+
+ private:
+  std::shared_ptr<const CudaPattern> pattern_;
+  DeviceBuffer<float> values_;
+};
+
+class CudaDenseMatrix final : public DenseMatrix {
+ public:
+  CudaDenseMatrix(std::shared_ptr<Backend> backend, int64_t rows, int64_t cols,
+                  DeviceBuffer<float> data)
+      : DenseMatrix(std::move(backend), rows, cols, SFAC_DTYPE_FLOAT32), data_(std::move(data)) {}
+
+  const float* data() const { return data_.data(); }
+
+  void upload(const float* data) override {
+    DeviceGuard guard(backend().device());
+    data_.upload(data, rows() * cols());
+  }
+  void download(float* data) const override {
+    DeviceGuard guard(backend().device());
+    data_.download(data, rows() * cols());
+  }
+
+ private:
+  DeviceBuffer<float> data_;
+};
+
+kernels::SddmmOp to_op(sfac_sddmm_mode mode) {
+  switch (mode) {
+    case SFAC_SDDMM_SCALED:
+      return kernels::SddmmOp::Scaled;
+    case SFAC_SDDMM_PATTERN:
+      return kernels::SddmmOp::Pattern;
+    case SFAC_SDDMM_RESIDUAL:
+      return kernels::SddmmOp::Residual;
+  }
+  fail(SFAC_ERR_INVALID_ARGUMENT, "unknown sddmm mode ", static_cast<int>(mode));
+}
+
+}  // namespace
+
+DeviceGuard::DeviceGuard(int device) {
+  SFAC_CUDA_TRY(cudaGetDevice(&previous_));
+  if (previous_ != device) SFAC_CUDA_TRY(cudaSetDevice(device));
+}
+
+DeviceGuard::~DeviceGuard() {
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current != previous_) {
+    (void)cudaSetDevice(previous_);
+  }
+}
+
+CudaBackend::CudaBackend(int device, int num_threads)
+    : device_(device), num_threads_(num_threads > 0 ? num_threads : omp_get_max_threads()) {
+  DeviceGuard guard(device);
+  cudaDeviceProp prop{};
+  SFAC_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
+  name_ = prop.name;
+  SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  // Keep freed blocks in the pool: training loops then reuse memory without cudaMalloc.
+  cudaMemPool_t pool = nullptr;
+  SFAC_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+  uint64_t threshold = UINT64_MAX;
+  SFAC_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+}
+
+CudaBackend::~CudaBackend() {
+  int previous = -1;
+  (void)cudaGetDevice(&previous);
+  (void)cudaSetDevice(device_);
+  (void)cudaStreamSynchronize(stream_);
+  (void)cudaStreamDestroy(stream_);
+  (void)cudaSetDevice(previous);
+}
+
+std::unique_ptr<SparseMatrix> CudaBackend::make_sparse(HostCsr csr) {
+  DeviceGuard guard(device_);
+  auto pattern = std::make_shared<CudaPattern>();
+  pattern->rows = csr.rows;
+  pattern->cols = csr.cols;
+  pattern->nnz = csr.nnz();
+  pattern->offsets = DeviceBuffer<int64_t>(csr.offsets.size(), stream_);
+  pattern->offsets.upload(csr.offsets.data(), csr.offsets.size());
+  pattern->indices = DeviceBuffer<int32_t>(csr.indices.size(), stream_);
+  pattern->indices.upload(csr.indices.data(), csr.indices.size());
+  DeviceBuffer<float> values(csr.values.size(), stream_);
+  values.upload(csr.values.data(), csr.values.size());
+  // The host vectors die at return: the copies must have left them.
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream_));
+  return std::make_unique<CudaSparseMatrix>(shared_from_this(), std::move(pattern),
+                                            std::move(values));
+}
+
+std::unique_ptr<DenseMatrix> CudaBackend::make_dense(int64_t rows, int64_t cols, sfac_dtype dtype,
+                                                     const float* data) {
+  SFAC_REQUIRE(dtype == SFAC_DTYPE_FLOAT32, SFAC_ERR_UNSUPPORTED,
+               "the CUDA backend stores dense matrices as float32 only so far (dtype ",
+               static_cast<int>(dtype), " requested)");
+  DeviceGuard guard(device_);
+  const auto n = static_cast<size_t>(rows * cols);
+  DeviceBuffer<float> buffer(n, stream_);
+  if (data) {
+    buffer.upload(data, n);
+    SFAC_CUDA_TRY(cudaStreamSynchronize(stream_));
+  } else if (n > 0) {
+    SFAC_CUDA_TRY(cudaMemsetAsync(buffer.data(), 0, n * sizeof(float), stream_));
+  }
+  return std::make_unique<CudaDenseMatrix>(shared_from_this(), rows, cols, std::move(buffer));
+}
+
+std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& pattern, int64_t k,
+                                                        sfac_sddmm_algorithm algorithm) {
+  SFAC_REQUIRE(algorithm != SFAC_SDDMM_ALG_TILED, SFAC_ERR_UNSUPPORTED,
+               "the TILED sddmm algorithm is not implemented on the CUDA backend yet");
+  const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
+  DeviceGuard guard(device_);
+  if (algorithm == SFAC_SDDMM_ALG_AUTO) {
+    // Warp-per-row leaves warps idle behind one long row; split by nonzeros when rows are skewed.
+    std::vector<int64_t> offsets(s.rows() + 1);
+    s.pattern().offsets.download(offsets.data(), offsets.size());
+    int64_t longest = 0;
+    for (int64_t r = 0; r < s.rows(); ++r) longest = std::max(longest, offsets[r + 1] - offsets[r]);
+    const double mean = s.rows() > 0 ? double(s.nnz()) / double(s.rows()) : 0.0;
+    algorithm = longest > 8 * mean + 64 ? SFAC_SDDMM_ALG_NNZ_SPLIT : SFAC_SDDMM_ALG_ROW_SPLIT;
+  }
+  if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(stream_);
+  return std::make_unique<SddmmPlan>(pattern.pattern_id(), k, algorithm);
+}
+
+void CudaBackend::sddmm(const SddmmCall& call) {
+  DeviceGuard guard(device_);
+  const auto& a = dynamic_cast<const CudaDenseMatrix&>(call.a);
+  const auto& b = dynamic_cast<const CudaDenseMatrix&>(call.b);
+  const auto& s = dynamic_cast<const CudaSparseMatrix&>(call.s);
+  auto& p = dynamic_cast<CudaSparseMatrix&>(call.p);
+  kernels::SddmmArgs args{};
+  args.a = a.data();
+  args.b = b.data();
+  args.row_offsets = s.pattern().offsets.data();
+  args.cols = s.pattern().indices.data();
+  args.s = s.values();
+  args.p = p.values();
+  args.rows = s.rows();
+  args.nnz = s.nnz();
+  args.k = a.cols();
+  args.alpha = call.alpha;
+  args.beta = call.beta;
+  const kernels::SddmmOp op = to_op(call.mode);
+  if (call.plan.algorithm() == SFAC_SDDMM_ALG_NNZ_SPLIT) {
+    args.row_of = s.pattern().rows_of_nonzeros(stream_);
+    kernels::launch_sddmm_nnz_split(args, op, stream_);
+  } else {
+    kernels::launch_sddmm_row_split(args, op, stream_);
+  }
+}
+
+std::unique_ptr<Trainer> CudaBackend::make_trainer(const SparseMatrix&, const TrainOptions&,
+                                                   uint64_t) {
+  fail(SFAC_ERR_UNSUPPORTED,
+       "training on the CUDA backend is not implemented yet; "
+       "use a CPU context for sfac_train");
+}
+
+void CudaBackend::synchronize() {
+  DeviceGuard guard(device_);
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream_));
+}
+
+}  // namespace sfac::cuda
+
+namespace sfac {
+
+std::shared_ptr<Backend> create_cuda_backend(int device, int num_threads) {
+  return std::make_shared<cuda::CudaBackend>(device, num_threads);
+}
+
+}  // namespace sfac

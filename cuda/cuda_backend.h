@@ -1,0 +1,54 @@
+// The CUDA backend: matrices resident on one device, work queued on the backend's own stream,
+// memory from the device's stream-ordered pool.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "core/backend.h"
+
+namespace sfac::cuda {
+
+// Makes `device` current for a scope and restores the caller's device afterwards, so the
+// library never changes which device the application's own CUDA code runs on.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(int device, int num_threads);
+  ~CudaBackend() override;
+
+  sfac_backend kind() const override { return SFAC_BACKEND_CUDA; }
+  int device() const override { return device_; }
+  const std::string& device_name() const override { return name_; }
+  int num_threads() const override { return num_threads_; }
+  cudaStream_t stream() const { return stream_; }
+
+  std::unique_ptr<SparseMatrix> make_sparse(HostCsr csr) override;
+  std::unique_ptr<DenseMatrix> make_dense(int64_t rows, int64_t cols, sfac_dtype dtype,
+                                          const float* data) override;
+  std::unique_ptr<SddmmPlan> make_sddmm_plan(const SparseMatrix& pattern, int64_t k,
+                                             sfac_sddmm_algorithm algorithm) override;
+  void sddmm(const SddmmCall& call) override;
+  std::unique_ptr<Trainer> make_trainer(const SparseMatrix& ratings, const TrainOptions& options,
+                                        uint64_t seed) override;
+  void synchronize() override;
+
+ private:
+  int device_;
+  int num_threads_;
+  std::string name_;
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace sfac::cuda

@@ -1,0 +1,241 @@
+// The CUDA backend against the CPU backend and an fp64 reference. Skipped without a device.
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "sfac_test.h"
+
+using namespace sfac_test;
+
+namespace {
+
+// Skips the test (with the reason) on machines without a usable CUDA device.
+#define SFAC_REQUIRE_CUDA_DEVICE()                                                  \
+  do {                                                                              \
+    int devices_ = 0;                                                               \
+    ASSERT_EQ(sfac_cuda_device_count(&devices_), SFAC_OK);                          \
+    if (devices_ == 0) GTEST_SKIP() << "no CUDA device (or no CUDA in this build)"; \
+  } while (0)
+
+Context make_cuda_context() {
+  sfac_context* ctx = nullptr;
+  EXPECT_EQ(sfac_context_create(SFAC_BACKEND_CUDA, 0, 2, 7, &ctx), SFAC_OK) << sfac_last_error();
+  return Context(ctx);
+}
+
+struct Pattern {
+  int64_t rows, cols;
+  std::vector<int32_t> r, c;
+  std::vector<float> v;
+};
+
+// Power-law rows with empty rows, optionally one row holding most nonzeros.
+Pattern make_pattern(int64_t rows, int64_t cols, int64_t nnz, bool huge_row, std::mt19937_64& g) {
+  Pattern p{rows, cols, {}, {}, {}};
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::normal_distribution<float> val;
+  std::vector<char> seen(static_cast<size_t>(rows * cols), 0);
+  for (int64_t n = 0; n < nnz; ++n) {
+    int32_t i = huge_row && u(g) < 0.7 ? 0 : static_cast<int32_t>(rows * std::pow(u(g), 2.0));
+    int32_t j = static_cast<int32_t>(cols * u(g));
+    i = std::min<int32_t>(i, rows - 1);
+    j = std::min<int32_t>(j, cols - 1);
+    if (i == rows / 2) continue;  // a guaranteed empty row
+    if (seen[size_t(i) * cols + j]++) continue;
+    p.r.push_back(i);
+    p.c.push_back(j);
+    p.v.push_back(val(g));
+  }
+  return p;
+}
+
+Sparse upload(sfac_context* ctx, const Pattern& p) {
+  sfac_sparse* s = nullptr;
+  EXPECT_EQ(sfac_sparse_create_coo(ctx, p.rows, p.cols, static_cast<int64_t>(p.r.size()),
+                                   p.r.data(), p.c.data(), p.v.data(), 0, &s),
+            SFAC_OK)
+      << sfac_last_error();
+  return Sparse(s);
+}
+
+Dense dense(sfac_context* ctx, int64_t rows, int64_t cols, const std::vector<float>& data) {
+  sfac_dense* d = nullptr;
+  EXPECT_EQ(sfac_dense_create(ctx, rows, cols, SFAC_DTYPE_FLOAT32, data.data(), &d), SFAC_OK)
+      << sfac_last_error();
+  return Dense(d);
+}
+
+std::vector<float> values_of(const sfac_sparse* m) {
+  int64_t nnz = 0;
+  EXPECT_EQ(sfac_sparse_get_shape(m, nullptr, nullptr, &nnz), SFAC_OK);
+  std::vector<float> v(nnz);
+  EXPECT_EQ(sfac_sparse_download_csr(m, nullptr, nullptr, v.data()), SFAC_OK);
+  return v;
+}
+
+}  // namespace
+
+TEST(Cuda, ContextReportsTheDevice) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  Context ctx = make_cuda_context();
+  sfac_backend backend = SFAC_BACKEND_AUTO;
+  SFAC_ASSERT_OK(sfac_context_get_backend(ctx.get(), &backend));
+  EXPECT_EQ(backend, SFAC_BACKEND_CUDA);
+  const char* name = nullptr;
+  SFAC_ASSERT_OK(sfac_context_get_device_name(ctx.get(), &name));
+  EXPECT_GT(std::string(name).size(), 0u);
+  sfac_context* raw = nullptr;
+  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_RANGE, "device = 64",
+                    sfac_context_create(SFAC_BACKEND_CUDA, 64, 1, 0, &raw));
+}
+
+TEST(Cuda, SparseAndDenseMatricesRoundTripLikeOnTheCpu) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed());
+  Context gpu = make_cuda_context(), cpu = make_cpu_context(2);
+  const Pattern p = make_pattern(300, 200, 5000, true, g);
+  Sparse a = upload(gpu.get(), p), b = upload(cpu.get(), p);
+  const int64_t nnz = static_cast<int64_t>(p.r.size());
+  int64_t got_nnz = 0;
+  SFAC_ASSERT_OK(sfac_sparse_get_shape(a.get(), nullptr, nullptr, &got_nnz));
+  ASSERT_LE(got_nnz, nnz);
+  std::vector<int64_t> o1(p.cols + 1), o2(p.cols + 1);
+  std::vector<int32_t> i1(got_nnz), i2(got_nnz);
+  std::vector<float> v1(got_nnz), v2(got_nnz);
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(a.get(), o1.data(), i1.data(), v1.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(b.get(), o2.data(), i2.data(), v2.data()));
+  EXPECT_EQ(o1, o2);
+  EXPECT_EQ(i1, i2);
+  EXPECT_EQ(v1, v2);
+  std::vector<int32_t> r1(got_nnz), r2(got_nnz);
+  SFAC_ASSERT_OK(sfac_sparse_download_coo(a.get(), r1.data(), i1.data(), v1.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_coo(b.get(), r2.data(), i2.data(), v2.data()));
+  EXPECT_EQ(r1, r2);
+  EXPECT_EQ(i1, i2);
+  EXPECT_EQ(v1, v2);
+
+  std::vector<float> data(37 * 5);
+  std::normal_distribution<float> d;
+  for (float& x : data) x = d(g);
+  Dense m = dense(gpu.get(), 37, 5, data);
+  std::vector<float> back(data.size(), -1.0f);
+  SFAC_ASSERT_OK(sfac_dense_download(m.get(), back.data()));
+  EXPECT_EQ(back, data);
+}
+
+TEST(Cuda, SddmmMatchesTheFp64ReferenceForEveryAlgorithmModeAndK) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 11);
+  Context ctx = make_cuda_context();
+  std::normal_distribution<float> d;
+  for (bool huge_row : {false, true}) {
+    const Pattern p = make_pattern(400, 300, 12000, huge_row, g);
+    Sparse s = upload(ctx.get(), p);
+    int64_t nnz = 0;
+    SFAC_ASSERT_OK(sfac_sparse_get_shape(s.get(), nullptr, nullptr, &nnz));
+    std::vector<int64_t> off(p.rows + 1);
+    std::vector<int32_t> cols(nnz);
+    std::vector<float> sv(nnz);
+    SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), cols.data(), sv.data()));
+    for (int64_t k : {1, 3, 32, 100, 128, 512}) {
+      std::vector<float> a(p.rows * k), b(p.cols * k), old(nnz);
+      for (float& x : a) x = d(g);
+      for (float& x : b) x = d(g);
+      for (float& x : old) x = d(g);
+      Dense da = dense(ctx.get(), p.rows, k, a), db = dense(ctx.get(), p.cols, k, b);
+      for (sfac_sddmm_algorithm alg :
+           {SFAC_SDDMM_ALG_AUTO, SFAC_SDDMM_ALG_ROW_SPLIT, SFAC_SDDMM_ALG_NNZ_SPLIT}) {
+        sfac_sddmm_plan* raw_plan = nullptr;
+        SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, alg, &raw_plan));
+        Plan plan(raw_plan);
+        for (sfac_sddmm_mode mode : {SFAC_SDDMM_SCALED, SFAC_SDDMM_PATTERN, SFAC_SDDMM_RESIDUAL}) {
+          for (auto [alpha, beta] : {std::pair<float, float>{1.0f, 0.0f}, {-0.5f, 2.0f}}) {
+            // Poison: with beta = 0 every entry must be overwritten.
+            std::vector<float> init = beta == 0.0f ? std::vector<float>(nnz, 1e30f) : old;
+            sfac_sparse* raw_p = nullptr;
+            SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), init.data(), &raw_p));
+            Sparse out(raw_p);
+            SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), mode, alpha, da.get(), db.get(), s.get(), beta,
+                                      out.get(), plan.get()));
+            const std::vector<float> got = values_of(out.get());
+            for (int64_t i = 0; i < p.rows; ++i) {
+              for (int64_t e = off[i]; e < off[i + 1]; ++e) {
+                double dot = 0.0, mag = 0.0;
+                for (int64_t t = 0; t < k; ++t) {
+                  dot += double(a[i * k + t]) * b[cols[e] * k + t];
+                  mag += std::abs(double(a[i * k + t]) * b[cols[e] * k + t]);
+                }
+                const double f = mode == SFAC_SDDMM_SCALED    ? dot * sv[e]
+                                 : mode == SFAC_SDDMM_PATTERN ? dot
+                                                              : sv[e] - dot;
+                const double want = alpha * f + beta * double(init[e]);
+                const double tol = 1e-5 * (mag * (1 + std::abs(sv[e])) + std::abs(beta * init[e]) +
+                                           std::abs(sv[e])) +
+                                   1e-6;
+                ASSERT_NEAR(got[e], want, tol)
+                    << "k=" << k << " alg=" << alg << " mode=" << mode << " e=" << e;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Cuda, SddmmInPlaceAndEmptyMatrices) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  Context ctx = make_cuda_context();
+  const Pattern p{3, 2, {0, 2, 2}, {1, 0, 1}, {2.0f, 3.0f, 4.0f}};
+  Sparse s = upload(ctx.get(), p);
+  Dense a = dense(ctx.get(), 3, 2, {1, 1, 0, 0, 1, 2}), b = dense(ctx.get(), 2, 2, {1, 0, 0, 1});
+  SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_SCALED, 1.0f, a.get(), b.get(), s.get(), 0.0f,
+                            s.get(), nullptr));
+  EXPECT_EQ(values_of(s.get()), std::vector<float>({2.0f * 1, 3.0f * 1, 4.0f * 2}));
+  sfac_sparse* raw = nullptr;
+  SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), 3, 2, 0, nullptr, nullptr, nullptr, 0, &raw));
+  Sparse empty(raw);
+  SFAC_EXPECT_STATUS(SFAC_OK, sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, a.get(), b.get(),
+                                         empty.get(), 0.0f, empty.get(), nullptr));
+}
+
+TEST(Cuda, OutOfMemoryIsAStatusAndTheContextStaysUsable) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  Context ctx = make_cuda_context();
+  sfac_dense* raw = reinterpret_cast<sfac_dense*>(0x1234);
+  // 2^31 x 2^14 floats = 128 TiB: more than any device.
+  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_MEMORY, "cudaMallocAsync",
+                    sfac_dense_create(ctx.get(), int64_t{1} << 30, int64_t{1} << 15,
+                                      SFAC_DTYPE_FLOAT32, nullptr, &raw));
+  EXPECT_EQ(raw, reinterpret_cast<sfac_dense*>(0x1234));
+  Dense small = dense(ctx.get(), 4, 4, std::vector<float>(16, 1.0f));
+  std::vector<float> back(16);
+  SFAC_ASSERT_OK(sfac_dense_download(small.get(), back.data()));
+  EXPECT_EQ(back, std::vector<float>(16, 1.0f));
+  SFAC_EXPECT_STATUS(SFAC_OK, sfac_context_synchronize(ctx.get()));
+}
+
+TEST(Cuda, UnsupportedRequestsSaySo) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  Context ctx = make_cuda_context();
+  const Pattern p{3, 2, {0, 2}, {1, 0}, {2.0f, 3.0f}};
+  Sparse s = upload(ctx.get(), p);
+  sfac_sddmm_plan* plan = nullptr;
+  SFAC_EXPECT_ERROR(SFAC_ERR_UNSUPPORTED, "TILED",
+                    sfac_sddmm_plan_create(ctx.get(), s.get(), 8, SFAC_SDDMM_ALG_TILED, &plan));
+  sfac_train_options* opts = nullptr;
+  SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_ALS, &opts));
+  sfac_model* model = nullptr;
+  SFAC_EXPECT_ERROR(SFAC_ERR_UNSUPPORTED, "CUDA backend",
+                    sfac_train(ctx.get(), s.get(), opts, &model));
+  sfac_train_options_destroy(opts);
+  // Objects of a CPU context cannot be mixed into a CUDA call.
+  Context cpu = make_cpu_context(1);
+  Sparse on_cpu = upload(cpu.get(), p);
+  Dense a = dense(ctx.get(), 3, 4, std::vector<float>(12, 1.0f));
+  Dense b = dense(ctx.get(), 2, 4, std::vector<float>(8, 1.0f));
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "another backend",
+                    sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, a.get(), b.get(), on_cpu.get(),
+                               0.0f, on_cpu.get(), nullptr));
+}
