@@ -227,13 +227,9 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
   const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
   DeviceGuard guard(device_);
   if (algorithm == SFAC_SDDMM_ALG_AUTO) {
-    // Warp-per-row leaves warps idle behind one long row; split by nonzeros when rows are skewed.
-    std::vector<int64_t> offsets(s.rows() + 1);
-    s.pattern().offsets.download(offsets.data(), offsets.size());
-    int64_t longest = 0;
-    for (int64_t r = 0; r < s.rows(); ++r) longest = std::max(longest, offsets[r + 1] - offsets[r]);
-    const double mean = s.rows() > 0 ? double(s.nnz()) / double(s.rows()) : 0.0;
-    algorithm = longest > 8 * mean + 64 ? SFAC_SDDMM_ALG_NNZ_SPLIT : SFAC_SDDMM_ALG_ROW_SPLIT;
+    // The nonzero-split kernel balances any row-length distribution and still reuses A across
+    // a row from registers; warp-per-row only wins nothing measured so far (docs/perf-notes.md).
+    algorithm = SFAC_SDDMM_ALG_NNZ_SPLIT;
   }
   if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(stream_);
   return std::make_unique<SddmmPlan>(pattern.pattern_id(), k, algorithm);
@@ -260,7 +256,9 @@ void CudaBackend::sddmm(const SddmmCall& call) {
   const kernels::SddmmOp op = to_op(call.mode);
   if (call.plan.algorithm() == SFAC_SDDMM_ALG_NNZ_SPLIT) {
     args.row_of = s.pattern().rows_of_nonzeros(stream_);
-    kernels::launch_sddmm_nnz_split(args, op, stream_);
+    if (!kernels::launch_sddmm_grouped(args, op, stream_)) {
+      kernels::launch_sddmm_nnz_split(args, op, stream_);
+    }
   } else {
     kernels::launch_sddmm_row_split(args, op, stream_);
   }

@@ -78,6 +78,51 @@ __global__ void expand_rows(const int64_t* row_offsets, int64_t rows, int32_t* r
   }
 }
 
+// Groups of G lanes per nonzero (G = K/4 float4s per lane-slot, up to 32 lanes; V float4s per
+// lane), 32/G nonzeros per warp step. Consecutive nonzeros of a chunk mostly share a row, so a
+// group keeps its slice of A_i in registers and reloads it only when the row changes; B_j is
+// read with 16-byte loads coalesced across the group.
+template <SddmmOp kOp, int G, int V>
+__global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t chunk) {
+  constexpr int kGroups = kWarp / G;
+  const int lane = threadIdx.x % kWarp;
+  const int group = lane / G, slot = lane % G;
+  const unsigned mask = G == kWarp ? 0xffffffffu : (((1u << G) - 1u) << (group * G));
+  const int64_t k4 = args.k / 4;
+  const int64_t warps = int64_t{gridDim.x} * (blockDim.x / kWarp);
+  float4 a[V];
+  int64_t cached_row = -1;
+  for (int64_t begin = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarp * chunk;
+       begin < args.nnz; begin += warps * chunk) {
+    const int64_t end = min(begin + chunk, args.nnz);
+    for (int64_t e = begin + group; e < end; e += kGroups) {
+      const int64_t i = args.row_of[e];
+      if (i != cached_row) {
+        const auto* a4 = reinterpret_cast<const float4*>(args.a + i * args.k);
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const int64_t t = slot + int64_t{v} * G;
+          a[v] = t < k4 ? __ldg(a4 + t) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        cached_row = i;
+      }
+      const auto* b4 = reinterpret_cast<const float4*>(args.b + int64_t{args.cols[e]} * args.k);
+      float acc = 0.0f;
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const int64_t t = slot + int64_t{v} * G;
+        if (t < k4) {
+          const float4 y = __ldg(b4 + t);
+          acc += a[v].x * y.x + a[v].y * y.y + a[v].z * y.z + a[v].w * y.w;
+        }
+      }
+#pragma unroll
+      for (int offset = G / 2; offset > 0; offset /= 2) acc += __shfl_xor_sync(mask, acc, offset);
+      if (slot == 0) store<kOp>(args, e, acc);
+    }
+  }
+}
+
 // Enough warps to fill the GPU, capped by the work items (grid-stride loops do the rest).
 int grid_for(int64_t work_items) {
   const int64_t blocks = (work_items * kWarp + kBlock - 1) / kBlock;
@@ -113,6 +158,38 @@ struct NnzSplit {
   }
 };
 
+template <SddmmOp kOp, int G, int V>
+void launch_group(const SddmmArgs& args, cudaStream_t stream) {
+  // Chunks of 8 steps per warp: long enough to reuse A across a row, short enough to balance.
+  const int64_t chunk = int64_t{8} * (kWarp / G);
+  const int64_t warps_needed = (args.nnz + chunk - 1) / chunk;
+  sddmm_group<kOp, G, V><<<grid_for(warps_needed), kBlock, 0, stream>>>(args, chunk);
+}
+
+template <SddmmOp kOp>
+bool launch_group_for_k(const SddmmArgs& args, cudaStream_t stream) {
+  const int64_t k4 = args.k / 4;
+  if (k4 <= 2)
+    launch_group<kOp, 2, 1>(args, stream);
+  else if (k4 <= 4)
+    launch_group<kOp, 4, 1>(args, stream);
+  else if (k4 <= 8)
+    launch_group<kOp, 8, 1>(args, stream);
+  else if (k4 <= 16)
+    launch_group<kOp, 16, 1>(args, stream);
+  else if (k4 <= 32)
+    launch_group<kOp, 32, 1>(args, stream);
+  else if (k4 <= 64)
+    launch_group<kOp, 32, 2>(args, stream);
+  else if (k4 <= 128)
+    launch_group<kOp, 32, 4>(args, stream);
+  else if (k4 <= 256)
+    launch_group<kOp, 32, 8>(args, stream);
+  else
+    return false;
+  return true;
+}
+
 }  // namespace
 
 void launch_sddmm_row_split(const SddmmArgs& args, SddmmOp op, cudaStream_t stream) {
@@ -125,6 +202,25 @@ void launch_sddmm_nnz_split(const SddmmArgs& args, SddmmOp op, cudaStream_t stre
   if (args.nnz == 0) return;
   dispatch<NnzSplit>(op, args, grid_for(args.nnz), stream);
   SFAC_CUDA_CHECK_LAUNCH();
+}
+
+bool launch_sddmm_grouped(const SddmmArgs& args, SddmmOp op, cudaStream_t stream) {
+  if (args.k % 4 != 0) return false;  // the 16-byte path needs rows aligned to 16 bytes
+  if (args.nnz == 0) return true;
+  bool launched = false;
+  switch (op) {
+    case SddmmOp::Scaled:
+      launched = launch_group_for_k<SddmmOp::Scaled>(args, stream);
+      break;
+    case SddmmOp::Pattern:
+      launched = launch_group_for_k<SddmmOp::Pattern>(args, stream);
+      break;
+    case SddmmOp::Residual:
+      launched = launch_group_for_k<SddmmOp::Residual>(args, stream);
+      break;
+  }
+  if (launched) SFAC_CUDA_CHECK_LAUNCH();
+  return launched;
 }
 
 void launch_expand_rows(const int64_t* row_offsets, int64_t rows, int32_t* row_of,

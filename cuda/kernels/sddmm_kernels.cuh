@@ -29,6 +29,9 @@ struct SddmmArgs {
 void launch_sddmm_row_split(const SddmmArgs& args, SddmmOp op, cudaStream_t stream);
 // Launches the warp-per-nonzero kernel over the COO view: balanced whatever the row lengths.
 void launch_sddmm_nnz_split(const SddmmArgs& args, SddmmOp op, cudaStream_t stream);
+// Sub-warp groups per nonzero with A cached in registers (needs row_of). Returns false, launching
+// nothing, when K is not a multiple of 4 or exceeds 1024: the caller then uses the warp kernels.
+bool launch_sddmm_grouped(const SddmmArgs& args, SddmmOp op, cudaStream_t stream);
 // row_of[e] = row of nonzero e, from CSR offsets.
 void launch_expand_rows(const int64_t* row_offsets, int64_t rows, int32_t* row_of,
                         cudaStream_t stream);

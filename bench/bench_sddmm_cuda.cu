@@ -1,0 +1,331 @@
+// SDDMM on the GPU: libsparsefac (public API, CUDA backend) against cusparseSDDMM on the same
+// device data, in one process. Pattern-only semantics for both (P = A B^T at the nonzeros of S),
+// as cuSPARSE computes it. Prints time, GFLOP/s, the ratio to cuSPARSE and the fraction of the
+// memory floor (12 nnz + 4 K (M + N)) bytes / measured device copy bandwidth.
+//
+//   bench_sddmm_cuda [--cases ml20m,netflix,...] [--k 32,128,512] [--reps 10]
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <thrust/device_vector.h>
+#include <thrust/sort.h>
+#include <thrust/unique.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sparsefac/sparsefac.h"
+
+namespace {
+
+#define CHECK_CUDA(call)                                                              \
+  do {                                                                                \
+    cudaError_t e_ = (call);                                                          \
+    if (e_ != cudaSuccess) {                                                          \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,               \
+                   cudaGetErrorString(e_));                                           \
+      std::exit(1);                                                                   \
+    }                                                                                 \
+  } while (0)
+#define CHECK_SPARSE(call)                                                            \
+  do {                                                                                \
+    cusparseStatus_t s_ = (call);                                                     \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                              \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,               \
+                   cusparseGetErrorString(s_));                                       \
+      std::exit(1);                                                                   \
+    }                                                                                 \
+  } while (0)
+#define CHECK_SFAC(call)                                                              \
+  do {                                                                                \
+    sfac_status s_ = (call);                                                          \
+    if (s_ != SFAC_OK) {                                                              \
+      std::fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #call,           \
+                   sfac_status_string(s_), sfac_last_error());                        \
+      std::exit(1);                                                                   \
+    }                                                                                 \
+  } while (0)
+
+struct Case {
+  const char* name;
+  int64_t rows, cols, nnz;
+  double skew;  // 0 = uniform
+};
+
+const Case kCases[] = {
+    {"ml20m", 138493, 26744, 20000000, 0.6},    {"netflix", 480189, 17770, 99000000, 0.6},
+    {"yahoo", 1000990, 624961, 250000000, 0.6}, {"graph1m", 1000000, 1000000, 10000000, 0.5},
+    {"uni100k", 100000, 100000, 100000000, 0.0}, {"uni2k", 2000, 2000, 160000, 0.0},
+};
+
+__device__ uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+// Power-law (density ~ x^-skew) row and column draws through shuffled id permutations.
+__global__ void draw_keys(int64_t n, int64_t rows, int64_t cols, double skew, uint64_t seed,
+                          const int32_t* row_perm, const int32_t* col_perm, int64_t* keys) {
+  const double exponent = 1.0 / (1.0 - skew);
+  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < n;
+       t += int64_t{gridDim.x} * blockDim.x) {
+    const double u1 = (mix(seed ^ (2 * t)) >> 11) * 0x1.0p-53;
+    const double u2 = (mix(seed ^ (2 * t + 1)) >> 11) * 0x1.0p-53;
+    int64_t r = static_cast<int64_t>(rows * pow(u1, exponent));
+    int64_t c = static_cast<int64_t>(cols * pow(u2, exponent));
+    r = row_perm[min(r, rows - 1)];
+    c = col_perm[min(c, cols - 1)];
+    keys[t] = r * cols + c;
+  }
+}
+
+__global__ void split_keys(int64_t n, int64_t cols, const int64_t* keys, int32_t* r, int32_t* c) {
+  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < n;
+       t += int64_t{gridDim.x} * blockDim.x) {
+    r[t] = static_cast<int32_t>(keys[t] / cols);
+    c[t] = static_cast<int32_t>(keys[t] % cols);
+  }
+}
+
+struct HostCsr {
+  std::vector<int64_t> offsets;
+  std::vector<int32_t> cols;
+};
+
+HostCsr make_pattern(const Case& cs, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> rp(cs.rows), cp(cs.cols);
+  std::iota(rp.begin(), rp.end(), 0);
+  std::iota(cp.begin(), cp.end(), 0);
+  std::shuffle(rp.begin(), rp.end(), rng);
+  std::shuffle(cp.begin(), cp.end(), rng);
+  thrust::device_vector<int32_t> drp(rp), dcp(cp);
+  // Oversample so that about nnz distinct cells remain after removing repeats.
+  const double density = double(cs.nnz) / (double(cs.rows) * double(cs.cols));
+  const int64_t draws = static_cast<int64_t>(cs.nnz * (cs.skew > 0 ? 1.15 : 1.0 + density));
+  thrust::device_vector<int64_t> keys(draws);
+  draw_keys<<<4096, 256>>>(draws, cs.rows, cs.cols, cs.skew, seed,
+                           thrust::raw_pointer_cast(drp.data()),
+                           thrust::raw_pointer_cast(dcp.data()),
+                           thrust::raw_pointer_cast(keys.data()));
+  CHECK_CUDA(cudaGetLastError());
+  thrust::sort(keys.begin(), keys.end());
+  const int64_t n = std::min<int64_t>(thrust::unique(keys.begin(), keys.end()) - keys.begin(),
+                                      cs.nnz);
+  thrust::device_vector<int32_t> r(n), c(n);
+  split_keys<<<4096, 256>>>(n, cs.cols, thrust::raw_pointer_cast(keys.data()),
+                            thrust::raw_pointer_cast(r.data()), thrust::raw_pointer_cast(c.data()));
+  CHECK_CUDA(cudaGetLastError());
+  std::vector<int32_t> hr(n);
+  HostCsr csr;
+  csr.cols.resize(n);
+  thrust::copy(r.begin(), r.end(), hr.begin());
+  thrust::copy(c.begin(), c.end(), csr.cols.begin());
+  csr.offsets.assign(cs.rows + 1, 0);
+  for (int32_t i : hr) ++csr.offsets[i + 1];
+  std::partial_sum(csr.offsets.begin(), csr.offsets.end(), csr.offsets.begin());
+  return csr;
+}
+
+double copy_bandwidth() {
+  const size_t bytes = size_t{1} << 30;
+  void *a = nullptr, *b = nullptr;
+  CHECK_CUDA(cudaMalloc(&a, bytes));
+  CHECK_CUDA(cudaMalloc(&b, bytes));
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  CHECK_CUDA(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+  std::vector<float> ms;
+  for (int i = 0; i < 10; ++i) {
+    CHECK_CUDA(cudaEventRecord(e0));
+    CHECK_CUDA(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+    CHECK_CUDA(cudaEventRecord(e1));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    float t = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  CHECK_CUDA(cudaFree(a));
+  CHECK_CUDA(cudaFree(b));
+  return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);  // read + write
+}
+
+template <typename F>
+double median_ms(int reps, F&& batch) {
+  std::vector<double> t;
+  batch();  // warm-up
+  for (int i = 0; i < reps; ++i) {
+    const auto s = std::chrono::steady_clock::now();
+    batch();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s)
+                    .count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) out.push_back(part);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string cases = "ml20m,netflix,graph1m,uni100k,uni2k,yahoo", ks = "32,128,512";
+  int reps = 10;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--cases") cases = argv[i + 1];
+    if (a == "--k") ks = argv[i + 1];
+    if (a == "--reps") reps = std::atoi(argv[i + 1]);
+  }
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  const double bw = copy_bandwidth();
+  std::printf("device %s, measured copy bandwidth %.0f GB/s, libsparsefac %s\n", prop.name,
+              bw / 1e9, sfac_version_string());
+  std::printf("%-8s %9s %9s %10s %4s %10s %10s %8s %8s %7s %7s %s\n", "case", "M", "N", "nnz",
+              "K", "ours_ms", "cusp_ms", "GFLOP/s", "speedup", "floor%", "cusp%", "alg");
+  sfac_context* ctx = nullptr;
+  CHECK_SFAC(sfac_context_create(SFAC_BACKEND_CUDA, 0, 0, 1, &ctx));
+  cusparseHandle_t handle;
+  CHECK_SPARSE(cusparseCreate(&handle));
+  std::vector<double> speedups;
+  for (const std::string& name : split(cases)) {
+    const Case* cs = nullptr;
+    for (const Case& c : kCases) {
+      if (name == c.name) cs = &c;
+    }
+    if (!cs) {
+      std::fprintf(stderr, "unknown case %s\n", name.c_str());
+      return 2;
+    }
+    const HostCsr pat = make_pattern(*cs, 42);
+    const int64_t nnz = static_cast<int64_t>(pat.cols.size());
+    sfac_sparse* s = nullptr;
+    CHECK_SFAC(sfac_sparse_create_csr(ctx, cs->rows, cs->cols, pat.offsets.data(),
+                                      pat.cols.data(), nullptr, 0, &s));
+    sfac_sparse* p = nullptr;
+    CHECK_SFAC(sfac_sparse_create_like(s, nullptr, &p));
+    // cuSPARSE gets its own copy of the pattern (32-bit offsets and indices).
+    std::vector<int32_t> off32(pat.offsets.begin(), pat.offsets.end());
+    int32_t *d_off = nullptr, *d_col = nullptr;
+    float* d_val = nullptr;
+    CHECK_CUDA(cudaMalloc(&d_off, off32.size() * 4));
+    CHECK_CUDA(cudaMalloc(&d_col, nnz * 4));
+    CHECK_CUDA(cudaMalloc(&d_val, nnz * 4));
+    CHECK_CUDA(cudaMemcpy(d_off, off32.data(), off32.size() * 4, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(d_col, pat.cols.data(), nnz * 4, cudaMemcpyHostToDevice));
+    for (const std::string& kstr : split(ks)) {
+      const int64_t k = std::stoll(kstr);
+      std::vector<float> a(cs->rows * k), b(cs->cols * k);
+      std::mt19937 g(7);
+      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+      for (float& x : a) x = u(g);
+      for (float& x : b) x = u(g);
+      sfac_dense *da = nullptr, *db = nullptr;
+      CHECK_SFAC(sfac_dense_create(ctx, cs->rows, k, SFAC_DTYPE_FLOAT32, a.data(), &da));
+      CHECK_SFAC(sfac_dense_create(ctx, cs->cols, k, SFAC_DTYPE_FLOAT32, b.data(), &db));
+      sfac_sddmm_plan* plan = nullptr;
+      CHECK_SFAC(sfac_sddmm_plan_create(ctx, s, k, SFAC_SDDMM_ALG_AUTO, &plan));
+      sfac_sddmm_algorithm alg;
+      CHECK_SFAC(sfac_sddmm_plan_get_algorithm(plan, &alg));
+      const int inner = 5;
+      const double ours = median_ms(reps, [&] {
+        for (int i = 0; i < inner; ++i) {
+          CHECK_SFAC(sfac_sddmm(ctx, SFAC_SDDMM_PATTERN, 1.0f, da, db, s, 0.0f, p, plan));
+        }
+        CHECK_SFAC(sfac_context_synchronize(ctx));
+      }) / inner;
+
+      // cuSPARSE: A M x K row-major; B^T as a K x N column-major matrix (= our N x K rows).
+      float *d_a = nullptr, *d_b = nullptr;
+      CHECK_CUDA(cudaMalloc(&d_a, a.size() * 4));
+      CHECK_CUDA(cudaMalloc(&d_b, b.size() * 4));
+      CHECK_CUDA(cudaMemcpy(d_a, a.data(), a.size() * 4, cudaMemcpyHostToDevice));
+      CHECK_CUDA(cudaMemcpy(d_b, b.data(), b.size() * 4, cudaMemcpyHostToDevice));
+      cusparseDnMatDescr_t ma, mb;
+      cusparseSpMatDescr_t mc;
+      CHECK_SPARSE(cusparseCreateDnMat(&ma, cs->rows, k, k, d_a, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+      CHECK_SPARSE(cusparseCreateDnMat(&mb, k, cs->cols, k, d_b, CUDA_R_32F, CUSPARSE_ORDER_COL));
+      CHECK_SPARSE(cusparseCreateCsr(&mc, cs->rows, cs->cols, nnz, d_off, d_col, d_val,
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+      const float one = 1.0f, zero = 0.0f;
+      size_t buffer_size = 0;
+      CHECK_SPARSE(cusparseSDDMM_bufferSize(
+          handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb,
+          &zero, mc, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, &buffer_size));
+      void* buffer = nullptr;
+      CHECK_CUDA(cudaMalloc(&buffer, std::max<size_t>(buffer_size, 1)));
+      CHECK_SPARSE(cusparseSDDMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                            CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb, &zero,
+                                            mc, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, buffer));
+      const double theirs = median_ms(reps, [&] {
+        for (int i = 0; i < inner; ++i) {
+          CHECK_SPARSE(cusparseSDDMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                     CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb, &zero, mc,
+                                     CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, buffer));
+        }
+        CHECK_CUDA(cudaDeviceSynchronize());
+      }) / inner;
+
+      // Same answer: compare a sample of values.
+      std::vector<float> ours_v(nnz), theirs_v(nnz);
+      CHECK_SFAC(sfac_sparse_download_csr(p, nullptr, nullptr, ours_v.data()));
+      CHECK_CUDA(cudaMemcpy(theirs_v.data(), d_val, nnz * 4, cudaMemcpyDeviceToHost));
+      double worst = 0.0;
+      for (int64_t e = 0; e < nnz; e += std::max<int64_t>(1, nnz / 100000)) {
+        worst = std::max(worst, double(std::abs(ours_v[e] - theirs_v[e])) /
+                                    (1.0 + std::abs(theirs_v[e])));
+      }
+      const double floor_bytes = 12.0 * nnz + 4.0 * k * (cs->rows + cs->cols);
+      const double floor_ms = floor_bytes / bw * 1e3;
+      speedups.push_back(theirs / ours);
+      std::printf("%-8s %9lld %9lld %10lld %4lld %10.3f %10.3f %8.0f %8.2f %6.1f%% %6.1f%% %s%s\n",
+                  cs->name, (long long)cs->rows, (long long)cs->cols, (long long)nnz,
+                  (long long)k, ours, theirs, 2.0 * k * nnz / (ours * 1e6), theirs / ours,
+                  100.0 * floor_ms / ours, 100.0 * floor_ms / theirs,
+                  alg == SFAC_SDDMM_ALG_NNZ_SPLIT ? "nnz" : "row",
+                  worst > 1e-3 ? "  MISMATCH" : "");
+      std::fflush(stdout);
+      CHECK_SPARSE(cusparseDestroyDnMat(ma));
+      CHECK_SPARSE(cusparseDestroyDnMat(mb));
+      CHECK_SPARSE(cusparseDestroySpMat(mc));
+      CHECK_CUDA(cudaFree(buffer));
+      CHECK_CUDA(cudaFree(d_a));
+      CHECK_CUDA(cudaFree(d_b));
+      sfac_sddmm_plan_destroy(plan);
+      sfac_dense_destroy(da);
+      sfac_dense_destroy(db);
+    }
+    CHECK_CUDA(cudaFree(d_off));
+    CHECK_CUDA(cudaFree(d_col));
+    CHECK_CUDA(cudaFree(d_val));
+    sfac_sparse_destroy(p);
+    sfac_sparse_destroy(s);
+  }
+  double log_sum = 0.0;
+  for (double x : speedups) log_sum += std::log(x);
+  std::printf("geometric-mean speedup over cuSPARSE: %.2fx (min %.2fx) over %zu cases\n",
+              std::exp(log_sum / speedups.size()),
+              *std::min_element(speedups.begin(), speedups.end()), speedups.size());
+  cusparseDestroy(handle);
+  sfac_context_destroy(ctx);
+  return 0;
+}
