@@ -10,26 +10,49 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "cuda/kernels/sddmm_kernels.cuh"
+#include "cuda/kernels/sparse_convert.cuh"
 
 namespace sfac::cuda {
 namespace {
 
-// An immutable CSR pattern on the device, plus the COO row array built on first use.
+// An immutable CSR pattern on the device, plus the COO row array and the CSC view, each built
+// on the device on first use.
 struct CudaPattern {
   int64_t rows = 0, cols = 0, nnz = 0;
   DeviceBuffer<int64_t> offsets;
   DeviceBuffer<int32_t> indices;
-  mutable std::once_flag row_of_once;
-  mutable DeviceBuffer<int32_t> row_of;
 
   const int32_t* rows_of_nonzeros(cudaStream_t stream) const {
-    std::call_once(row_of_once, [&] {
+    std::call_once(row_of_once_, [&] {
       DeviceBuffer<int32_t> r(static_cast<size_t>(nnz), stream);
       kernels::launch_expand_rows(offsets.data(), rows, r.data(), stream);
-      row_of = std::move(r);
+      row_of_ = std::move(r);
     });
-    return row_of.data();
+    return row_of_.data();
   }
+
+  struct Csc {
+    DeviceBuffer<int64_t> offsets;
+    DeviceBuffer<int32_t> indices;
+    DeviceBuffer<int64_t> csr_position;
+  };
+  const Csc& csc(cudaStream_t stream) const {
+    std::call_once(csc_once_, [&] {
+      const int32_t* row_of = rows_of_nonzeros(stream);
+      Csc c{DeviceBuffer<int64_t>(static_cast<size_t>(cols) + 1, stream),
+            DeviceBuffer<int32_t>(static_cast<size_t>(nnz), stream),
+            DeviceBuffer<int64_t>(static_cast<size_t>(nnz), stream)};
+      kernels::build_csc(indices.data(), row_of, cols, nnz, c.offsets.data(), c.indices.data(),
+                         c.csr_position.data(), stream);
+      csc_ = std::move(c);
+    });
+    return csc_;
+  }
+
+ private:
+  mutable std::once_flag row_of_once_, csc_once_;
+  mutable DeviceBuffer<int32_t> row_of_;
+  mutable Csc csc_;
 };
 
 class CudaSparseMatrix final : public SparseMatrix {
@@ -63,34 +86,27 @@ class CudaSparseMatrix final : public SparseMatrix {
     if (values) values_.download(values, nnz());
   }
 
-  // COO and CSC are derived on the host from the CSR download for now.
   void download_coo(int32_t* row_indices, int32_t* col_indices, float* values) const override {
-    std::vector<int64_t> offsets(rows() + 1);
-    download_csr(offsets.data(), col_indices, values);
+    DeviceGuard guard(backend().device());
     if (row_indices) {
-      for (int64_t r = 0; r < rows(); ++r) {
-        std::fill(row_indices + offsets[r], row_indices + offsets[r + 1], int32_t(r));
-      }
+      const int32_t* row_of = pattern_->rows_of_nonzeros(stream());
+      SFAC_CUDA_TRY(cudaMemcpyAsync(row_indices, row_of, nnz() * sizeof(int32_t),
+                                    cudaMemcpyDeviceToHost, stream()));
+      SFAC_CUDA_TRY(cudaStreamSynchronize(stream()));
     }
+    download_csr(nullptr, col_indices, values);
   }
 
   void download_csc(int64_t* offsets, int32_t* row_indices, float* values) const override {
-    std::vector<int64_t> ro(rows() + 1);
-    std::vector<int32_t> ci(nnz());
-    std::vector<float> v(values ? nnz() : 0);
-    download_csr(ro.data(), ci.data(), values ? v.data() : nullptr);
-    std::vector<int64_t> co(cols() + 1, 0);
-    for (int32_t c : ci) ++co[c + 1];
-    for (int64_t c = 0; c < cols(); ++c) co[c + 1] += co[c];
-    std::vector<int64_t> next(co.begin(), co.end() - 1);
-    for (int64_t r = 0; r < rows(); ++r) {
-      for (int64_t e = ro[r]; e < ro[r + 1]; ++e) {
-        const int64_t slot = next[ci[e]]++;
-        if (row_indices) row_indices[slot] = static_cast<int32_t>(r);
-        if (values) values[slot] = v[e];
-      }
+    DeviceGuard guard(backend().device());
+    const CudaPattern::Csc& csc = pattern_->csc(stream());
+    if (offsets) csc.offsets.download(offsets, cols() + 1);
+    if (row_indices) csc.indices.download(row_indices, nnz());
+    if (values) {
+      DeviceBuffer<float> permuted(static_cast<size_t>(nnz()), stream());
+      kernels::gather(values_.data(), csc.csr_position.data(), nnz(), permuted.data(), stream());
+      permuted.download(values, nnz());
     }
-    if (offsets) std::copy(co.begin(), co.end(), offsets);
   }
 
   void set_values(const float* values) override {
@@ -100,17 +116,19 @@ class CudaSparseMatrix final : public SparseMatrix {
 
   std::unique_ptr<SparseMatrix> create_like(const float* values) const override {
     DeviceGuard guard(backend().device());
-    const cudaStream_t stream = static_cast<CudaBackend&>(backend()).stream();
-    DeviceBuffer<float> v(static_cast<size_t>(nnz()), stream);
+    DeviceBuffer<float> v(static_cast<size_t>(nnz()), stream());
     if (values) {
       v.upload(values, nnz());
+      SFAC_CUDA_TRY(cudaStreamSynchronize(stream()));  // `values` may die after the call
     } else if (nnz() > 0) {
-      SFAC_CUDA_TRY(cudaMemsetAsync(v.data(), 0, nnz() * sizeof(float), stream));
+      SFAC_CUDA_TRY(cudaMemsetAsync(v.data(), 0, nnz() * sizeof(float), stream()));
     }
     return std::make_unique<CudaSparseMatrix>(backend_ptr(), pattern_, std::move(v));
   }
 
  private:
+  cudaStream_t stream() const { return static_cast<CudaBackend&>(backend()).stream(); }
+
   std::shared_ptr<const CudaPattern> pattern_;
   DeviceBuffer<float> values_;
 };

@@ -196,6 +196,9 @@ TEST(Cuda, SddmmInPlaceAndEmptyMatrices) {
   sfac_sparse* raw = nullptr;
   SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), 3, 2, 0, nullptr, nullptr, nullptr, 0, &raw));
   Sparse empty(raw);
+  std::vector<int64_t> col_offsets(3, -1);
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(empty.get(), col_offsets.data(), nullptr, nullptr));
+  EXPECT_EQ(col_offsets, std::vector<int64_t>({0, 0, 0}));
   SFAC_EXPECT_STATUS(SFAC_OK, sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, a.get(), b.get(),
                                          empty.get(), 0.0f, empty.get(), nullptr));
 }
