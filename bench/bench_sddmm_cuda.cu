@@ -25,32 +25,31 @@
 
 namespace {
 
-#define CHECK_CUDA(call)                                                              \
-  do {                                                                                \
-    cudaError_t e_ = (call);                                                          \
-    if (e_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,               \
-                   cudaGetErrorString(e_));                                           \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+#define CHECK_CUDA(call)                                                                         \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
   } while (0)
-#define CHECK_SPARSE(call)                                                            \
-  do {                                                                                \
-    cusparseStatus_t s_ = (call);                                                     \
-    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                              \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,               \
-                   cusparseGetErrorString(s_));                                       \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+#define CHECK_SPARSE(call)                                              \
+  do {                                                                  \
+    cusparseStatus_t s_ = (call);                                       \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, \
+                   cusparseGetErrorString(s_));                         \
+      std::exit(1);                                                     \
+    }                                                                   \
   } while (0)
-#define CHECK_SFAC(call)                                                              \
-  do {                                                                                \
-    sfac_status s_ = (call);                                                          \
-    if (s_ != SFAC_OK) {                                                              \
-      std::fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #call,           \
-                   sfac_status_string(s_), sfac_last_error());                        \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+#define CHECK_SFAC(call)                                                    \
+  do {                                                                      \
+    sfac_status s_ = (call);                                                \
+    if (s_ != SFAC_OK) {                                                    \
+      std::fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #call, \
+                   sfac_status_string(s_), sfac_last_error());              \
+      std::exit(1);                                                         \
+    }                                                                       \
   } while (0)
 
 struct Case {
@@ -60,8 +59,8 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"ml20m", 138493, 26744, 20000000, 0.6},    {"netflix", 480189, 17770, 99000000, 0.6},
-    {"yahoo", 1000990, 624961, 250000000, 0.6}, {"graph1m", 1000000, 1000000, 10000000, 0.5},
+    {"ml20m", 138493, 26744, 20000000, 0.6},     {"netflix", 480189, 17770, 99000000, 0.6},
+    {"yahoo", 1000990, 624961, 250000000, 0.6},  {"graph1m", 1000000, 1000000, 10000000, 0.5},
     {"uni100k", 100000, 100000, 100000000, 0.0}, {"uni2k", 2000, 2000, 160000, 0.0},
 };
 
@@ -114,14 +113,13 @@ HostCsr make_pattern(const Case& cs, uint64_t seed) {
   const double density = double(cs.nnz) / (double(cs.rows) * double(cs.cols));
   const int64_t draws = static_cast<int64_t>(cs.nnz * (cs.skew > 0 ? 1.15 : 1.0 + density));
   thrust::device_vector<int64_t> keys(draws);
-  draw_keys<<<4096, 256>>>(draws, cs.rows, cs.cols, cs.skew, seed,
-                           thrust::raw_pointer_cast(drp.data()),
-                           thrust::raw_pointer_cast(dcp.data()),
-                           thrust::raw_pointer_cast(keys.data()));
+  draw_keys<<<4096, 256>>>(
+      draws, cs.rows, cs.cols, cs.skew, seed, thrust::raw_pointer_cast(drp.data()),
+      thrust::raw_pointer_cast(dcp.data()), thrust::raw_pointer_cast(keys.data()));
   CHECK_CUDA(cudaGetLastError());
   thrust::sort(keys.begin(), keys.end());
-  const int64_t n = std::min<int64_t>(thrust::unique(keys.begin(), keys.end()) - keys.begin(),
-                                      cs.nnz);
+  const int64_t n =
+      std::min<int64_t>(thrust::unique(keys.begin(), keys.end()) - keys.begin(), cs.nnz);
   thrust::device_vector<int32_t> r(n), c(n);
   split_keys<<<4096, 256>>>(n, cs.cols, thrust::raw_pointer_cast(keys.data()),
                             thrust::raw_pointer_cast(r.data()), thrust::raw_pointer_cast(c.data()));
@@ -169,8 +167,8 @@ double median_ms(int reps, F&& batch) {
   for (int i = 0; i < reps; ++i) {
     const auto s = std::chrono::steady_clock::now();
     batch();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s)
-                    .count());
+    t.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
@@ -199,13 +197,14 @@ int main(int argc, char** argv) {
   const double bw = copy_bandwidth();
   std::printf("device %s, measured copy bandwidth %.0f GB/s, libsparsefac %s\n", prop.name,
               bw / 1e9, sfac_version_string());
-  std::printf("%-8s %9s %9s %10s %4s %10s %10s %8s %8s %7s %7s %s\n", "case", "M", "N", "nnz",
-              "K", "ours_ms", "cusp_ms", "GFLOP/s", "speedup", "floor%", "cusp%", "alg");
+  std::printf("%-8s %9s %9s %10s %4s %10s %10s %8s %8s %7s %7s %10s %8s %s\n", "case", "M", "N",
+              "nnz", "K", "ours_ms", "cusp_ms", "GFLOP/s", "speedup", "floor%", "cusp%", "bf16_ms",
+              "bf16_x", "alg");
   sfac_context* ctx = nullptr;
   CHECK_SFAC(sfac_context_create(SFAC_BACKEND_CUDA, 0, 0, 1, &ctx));
   cusparseHandle_t handle;
   CHECK_SPARSE(cusparseCreate(&handle));
-  std::vector<double> speedups;
+  std::vector<double> speedups, bf16_speedups;
   for (const std::string& name : split(cases)) {
     const Case* cs = nullptr;
     for (const Case& c : kCases) {
@@ -218,8 +217,8 @@ int main(int argc, char** argv) {
     const HostCsr pat = make_pattern(*cs, 42);
     const int64_t nnz = static_cast<int64_t>(pat.cols.size());
     sfac_sparse* s = nullptr;
-    CHECK_SFAC(sfac_sparse_create_csr(ctx, cs->rows, cs->cols, pat.offsets.data(),
-                                      pat.cols.data(), nullptr, 0, &s));
+    CHECK_SFAC(sfac_sparse_create_csr(ctx, cs->rows, cs->cols, pat.offsets.data(), pat.cols.data(),
+                                      nullptr, 0, &s));
     sfac_sparse* p = nullptr;
     CHECK_SFAC(sfac_sparse_create_like(s, nullptr, &p));
     // cuSPARSE gets its own copy of the pattern (32-bit offsets and indices).
@@ -246,12 +245,25 @@ int main(int argc, char** argv) {
       sfac_sddmm_algorithm alg;
       CHECK_SFAC(sfac_sddmm_plan_get_algorithm(plan, &alg));
       const int inner = 5;
-      const double ours = median_ms(reps, [&] {
-        for (int i = 0; i < inner; ++i) {
-          CHECK_SFAC(sfac_sddmm(ctx, SFAC_SDDMM_PATTERN, 1.0f, da, db, s, 0.0f, p, plan));
-        }
-        CHECK_SFAC(sfac_context_synchronize(ctx));
-      }) / inner;
+      auto time_ours = [&](sfac_dense* x, sfac_dense* y) {
+        return median_ms(reps,
+                         [&] {
+                           for (int i = 0; i < inner; ++i) {
+                             CHECK_SFAC(
+                                 sfac_sddmm(ctx, SFAC_SDDMM_PATTERN, 1.0f, x, y, s, 0.0f, p, plan));
+                           }
+                           CHECK_SFAC(sfac_context_synchronize(ctx));
+                         }) /
+               inner;
+      };
+      // bfloat16 storage of the same factors (the issue's half-precision path).
+      sfac_dense *ha = nullptr, *hb = nullptr;
+      CHECK_SFAC(sfac_dense_create(ctx, cs->rows, k, SFAC_DTYPE_BFLOAT16, a.data(), &ha));
+      CHECK_SFAC(sfac_dense_create(ctx, cs->cols, k, SFAC_DTYPE_BFLOAT16, b.data(), &hb));
+      const double ours_bf16 = time_ours(ha, hb);
+      sfac_dense_destroy(ha);
+      sfac_dense_destroy(hb);
+      const double ours = time_ours(da, db);  // last, so P holds the float32 result
 
       // cuSPARSE: A M x K row-major; B^T as a K x N column-major matrix (= our N x K rows).
       float *d_a = nullptr, *d_b = nullptr;
@@ -276,14 +288,17 @@ int main(int argc, char** argv) {
       CHECK_SPARSE(cusparseSDDMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                             CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb, &zero,
                                             mc, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, buffer));
-      const double theirs = median_ms(reps, [&] {
-        for (int i = 0; i < inner; ++i) {
-          CHECK_SPARSE(cusparseSDDMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                     CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb, &zero, mc,
-                                     CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, buffer));
-        }
-        CHECK_CUDA(cudaDeviceSynchronize());
-      }) / inner;
+      const double theirs = median_ms(reps,
+                                      [&] {
+                                        for (int i = 0; i < inner; ++i) {
+                                          CHECK_SPARSE(cusparseSDDMM(
+                                              handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                              CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb, &zero,
+                                              mc, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, buffer));
+                                        }
+                                        CHECK_CUDA(cudaDeviceSynchronize());
+                                      }) /
+                            inner;
 
       // Same answer: compare a sample of values.
       std::vector<float> ours_v(nnz), theirs_v(nnz);
@@ -291,18 +306,20 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaMemcpy(theirs_v.data(), d_val, nnz * 4, cudaMemcpyDeviceToHost));
       double worst = 0.0;
       for (int64_t e = 0; e < nnz; e += std::max<int64_t>(1, nnz / 100000)) {
-        worst = std::max(worst, double(std::abs(ours_v[e] - theirs_v[e])) /
-                                    (1.0 + std::abs(theirs_v[e])));
+        worst = std::max(worst,
+                         double(std::abs(ours_v[e] - theirs_v[e])) / (1.0 + std::abs(theirs_v[e])));
       }
       const double floor_bytes = 12.0 * nnz + 4.0 * k * (cs->rows + cs->cols);
       const double floor_ms = floor_bytes / bw * 1e3;
       speedups.push_back(theirs / ours);
-      std::printf("%-8s %9lld %9lld %10lld %4lld %10.3f %10.3f %8.0f %8.2f %6.1f%% %6.1f%% %s%s\n",
-                  cs->name, (long long)cs->rows, (long long)cs->cols, (long long)nnz,
-                  (long long)k, ours, theirs, 2.0 * k * nnz / (ours * 1e6), theirs / ours,
-                  100.0 * floor_ms / ours, 100.0 * floor_ms / theirs,
-                  alg == SFAC_SDDMM_ALG_NNZ_SPLIT ? "nnz" : "row",
-                  worst > 1e-3 ? "  MISMATCH" : "");
+      bf16_speedups.push_back(theirs / ours_bf16);
+      std::printf(
+          "%-8s %9lld %9lld %10lld %4lld %10.3f %10.3f %8.0f %8.2f %6.1f%% %6.1f%% %10.3f %8.2f "
+          "%s%s\n",
+          cs->name, (long long)cs->rows, (long long)cs->cols, (long long)nnz, (long long)k, ours,
+          theirs, 2.0 * k * nnz / (ours * 1e6), theirs / ours, 100.0 * floor_ms / ours,
+          100.0 * floor_ms / theirs, ours_bf16, theirs / ours_bf16,
+          alg == SFAC_SDDMM_ALG_NNZ_SPLIT ? "nnz" : "row", worst > 1e-3 ? "  MISMATCH" : "");
       std::fflush(stdout);
       CHECK_SPARSE(cusparseDestroyDnMat(ma));
       CHECK_SPARSE(cusparseDestroyDnMat(mb));
@@ -320,11 +337,14 @@ int main(int argc, char** argv) {
     sfac_sparse_destroy(p);
     sfac_sparse_destroy(s);
   }
-  double log_sum = 0.0;
-  for (double x : speedups) log_sum += std::log(x);
-  std::printf("geometric-mean speedup over cuSPARSE: %.2fx (min %.2fx) over %zu cases\n",
-              std::exp(log_sum / speedups.size()),
-              *std::min_element(speedups.begin(), speedups.end()), speedups.size());
+  auto summary = [](const char* what, const std::vector<double>& x) {
+    double log_sum = 0.0;
+    for (double v : x) log_sum += std::log(v);
+    std::printf("%s: geometric-mean speedup over cuSPARSE %.2fx (min %.2fx) over %zu cases\n", what,
+                std::exp(log_sum / x.size()), *std::min_element(x.begin(), x.end()), x.size());
+  };
+  summary("float32", speedups);
+  summary("bfloat16", bf16_speedups);
   cusparseDestroy(handle);
   sfac_context_destroy(ctx);
   return 0;

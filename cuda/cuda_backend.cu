@@ -1,7 +1,11 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -133,26 +137,81 @@ class CudaSparseMatrix final : public SparseMatrix {
   DeviceBuffer<float> values_;
 };
 
+// Host conversions between float and the bits of float16 / bfloat16 (round to nearest even).
+uint16_t to_half_bits(float x, sfac_dtype dtype) {
+  if (dtype == SFAC_DTYPE_FLOAT16) return static_cast<__half_raw>(__float2half_rn(x)).x;
+  return static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(x)).x;
+}
+
+float from_half_bits(uint16_t bits, sfac_dtype dtype) {
+  if (dtype == SFAC_DTYPE_FLOAT16) {
+    __half_raw raw;
+    raw.x = bits;
+    return __half2float(__half(raw));
+  }
+  __nv_bfloat16_raw raw;
+  raw.x = bits;
+  return __bfloat162float(__nv_bfloat16(raw));
+}
+
+// Dense factors stored as float32, float16 or bfloat16 (converted on upload, round to nearest
+// even); kernels read the storage type and compute in float32.
 class CudaDenseMatrix final : public DenseMatrix {
  public:
-  CudaDenseMatrix(std::shared_ptr<Backend> backend, int64_t rows, int64_t cols,
-                  DeviceBuffer<float> data)
-      : DenseMatrix(std::move(backend), rows, cols, SFAC_DTYPE_FLOAT32), data_(std::move(data)) {}
+  CudaDenseMatrix(std::shared_ptr<Backend> backend, int64_t rows, int64_t cols, sfac_dtype dtype,
+                  cudaStream_t stream)
+      : DenseMatrix(std::move(backend), rows, cols, dtype),
+        bytes_(static_cast<size_t>(rows * cols) * element_size(dtype), stream) {}
 
-  const float* data() const { return data_.data(); }
+  static size_t element_size(sfac_dtype dtype) { return dtype == SFAC_DTYPE_FLOAT32 ? 4 : 2; }
+
+  const void* data() const { return bytes_.data(); }
+  void* data() { return bytes_.data(); }
 
   void upload(const float* data) override {
     DeviceGuard guard(backend().device());
-    data_.upload(data, rows() * cols());
+    const int64_t n = rows() * cols();
+    if (dtype() == SFAC_DTYPE_FLOAT32) {
+      bytes_.upload(reinterpret_cast<const uint8_t*>(data), n * sizeof(float));
+      return;
+    }
+    std::vector<uint16_t> half(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      half[i] = to_half_bits(data[i], dtype());
+      SFAC_REQUIRE(std::isfinite(from_half_bits(half[i], dtype())), SFAC_ERR_INVALID_VALUE, "data[",
+                   i, "] = ", data[i], " overflows ",
+                   dtype() == SFAC_DTYPE_FLOAT16 ? "float16" : "bfloat16");
+    }
+    bytes_.upload(reinterpret_cast<const uint8_t*>(half.data()), n * sizeof(uint16_t));
+    SFAC_CUDA_TRY(cudaStreamSynchronize(static_cast<CudaBackend&>(backend()).stream()));
   }
+
   void download(float* data) const override {
     DeviceGuard guard(backend().device());
-    data_.download(data, rows() * cols());
+    const int64_t n = rows() * cols();
+    if (dtype() == SFAC_DTYPE_FLOAT32) {
+      bytes_.download(reinterpret_cast<uint8_t*>(data), n * sizeof(float));
+      return;
+    }
+    std::vector<uint16_t> half(static_cast<size_t>(n));
+    bytes_.download(reinterpret_cast<uint8_t*>(half.data()), n * sizeof(uint16_t));
+    for (int64_t i = 0; i < n; ++i) data[i] = from_half_bits(half[i], dtype());
   }
 
  private:
-  DeviceBuffer<float> data_;
+  DeviceBuffer<uint8_t> bytes_;
 };
+
+kernels::ElemType elem_type(sfac_dtype dtype) {
+  switch (dtype) {
+    case SFAC_DTYPE_FLOAT16:
+      return kernels::ElemType::F16;
+    case SFAC_DTYPE_BFLOAT16:
+      return kernels::ElemType::BF16;
+    default:
+      return kernels::ElemType::F32;
+  }
+}
 
 kernels::SddmmOp to_op(sfac_sddmm_mode mode) {
   switch (mode) {
@@ -223,19 +282,16 @@ std::unique_ptr<SparseMatrix> CudaBackend::make_sparse(HostCsr csr) {
 
 std::unique_ptr<DenseMatrix> CudaBackend::make_dense(int64_t rows, int64_t cols, sfac_dtype dtype,
                                                      const float* data) {
-  SFAC_REQUIRE(dtype == SFAC_DTYPE_FLOAT32, SFAC_ERR_UNSUPPORTED,
-               "the CUDA backend stores dense matrices as float32 only so far (dtype ",
-               static_cast<int>(dtype), " requested)");
   DeviceGuard guard(device_);
-  const auto n = static_cast<size_t>(rows * cols);
-  DeviceBuffer<float> buffer(n, stream_);
+  auto m = std::make_unique<CudaDenseMatrix>(shared_from_this(), rows, cols, dtype, stream_);
   if (data) {
-    buffer.upload(data, n);
-    SFAC_CUDA_TRY(cudaStreamSynchronize(stream_));
-  } else if (n > 0) {
-    SFAC_CUDA_TRY(cudaMemsetAsync(buffer.data(), 0, n * sizeof(float), stream_));
+    m->upload(data);
+  } else if (rows * cols > 0) {
+    // All-zero bits are 0.0 in float32, float16 and bfloat16 alike.
+    SFAC_CUDA_TRY(
+        cudaMemsetAsync(m->data(), 0, rows * cols * CudaDenseMatrix::element_size(dtype), stream_));
   }
-  return std::make_unique<CudaDenseMatrix>(shared_from_this(), rows, cols, std::move(buffer));
+  return m;
 }
 
 std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& pattern, int64_t k,
@@ -259,9 +315,13 @@ void CudaBackend::sddmm(const SddmmCall& call) {
   const auto& b = dynamic_cast<const CudaDenseMatrix&>(call.b);
   const auto& s = dynamic_cast<const CudaSparseMatrix&>(call.s);
   auto& p = dynamic_cast<CudaSparseMatrix&>(call.p);
+  SFAC_REQUIRE(a.dtype() == b.dtype(), SFAC_ERR_UNSUPPORTED,
+               "a and b must have the same dtype (mixed factor storage is not supported)");
   kernels::SddmmArgs args{};
   args.a = a.data();
   args.b = b.data();
+  args.elem = elem_type(a.dtype());
+  args.op = to_op(call.mode);
   args.row_offsets = s.pattern().offsets.data();
   args.cols = s.pattern().indices.data();
   args.s = s.values();
@@ -271,14 +331,11 @@ void CudaBackend::sddmm(const SddmmCall& call) {
   args.k = a.cols();
   args.alpha = call.alpha;
   args.beta = call.beta;
-  const kernels::SddmmOp op = to_op(call.mode);
   if (call.plan.algorithm() == SFAC_SDDMM_ALG_NNZ_SPLIT) {
     args.row_of = s.pattern().rows_of_nonzeros(stream_);
-    if (!kernels::launch_sddmm_grouped(args, op, stream_)) {
-      kernels::launch_sddmm_nnz_split(args, op, stream_);
-    }
+    kernels::launch_sddmm_nnz_split(args, stream_);
   } else {
-    kernels::launch_sddmm_row_split(args, op, stream_);
+    kernels::launch_sddmm_row_split(args, stream_);
   }
 }
 

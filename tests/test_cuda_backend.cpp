@@ -242,3 +242,85 @@ TEST(Cuda, UnsupportedRequestsSaySo) {
                     sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, a.get(), b.get(), on_cpu.get(),
                                0.0f, on_cpu.get(), nullptr));
 }
+
+// Half-precision storage: results must match an fp64 reference computed from the stored
+// (rounded) factors, since arithmetic is float32.
+TEST(Cuda, SddmmWithHalfPrecisionFactorsMatchesTheReferenceOnStoredValues) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 23);
+  Context ctx = make_cuda_context();
+  std::normal_distribution<float> d;
+  const Pattern p = make_pattern(300, 250, 9000, true, g);
+  Sparse s = upload(ctx.get(), p);
+  int64_t nnz = 0;
+  SFAC_ASSERT_OK(sfac_sparse_get_shape(s.get(), nullptr, nullptr, &nnz));
+  std::vector<int64_t> off(p.rows + 1);
+  std::vector<int32_t> cols(nnz);
+  std::vector<float> sv(nnz);
+  SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), cols.data(), sv.data()));
+  for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16}) {
+    for (int64_t k : {3, 8, 32, 100, 128, 512}) {
+      std::vector<float> a(p.rows * k), b(p.cols * k);
+      for (float& x : a) x = d(g);
+      for (float& x : b) x = d(g);
+      sfac_dense *ra = nullptr, *rb = nullptr;
+      SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), p.rows, k, dtype, a.data(), &ra));
+      SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), p.cols, k, dtype, b.data(), &rb));
+      Dense da(ra), db(rb);
+      sfac_dtype got_dtype = SFAC_DTYPE_FLOAT32;
+      SFAC_ASSERT_OK(sfac_dense_get_dtype(da.get(), &got_dtype));
+      EXPECT_EQ(got_dtype, dtype);
+      // The stored values: rounded, within the type's relative precision of the input.
+      std::vector<float> sa(a.size()), sb(b.size());
+      SFAC_ASSERT_OK(sfac_dense_download(da.get(), sa.data()));
+      SFAC_ASSERT_OK(sfac_dense_download(db.get(), sb.data()));
+      const double eps = dtype == SFAC_DTYPE_FLOAT16 ? 1.0 / 2048 : 1.0 / 256;
+      for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(sa[i], a[i], eps * std::abs(a[i]) + 1e-7);
+      for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_ROW_SPLIT, SFAC_SDDMM_ALG_NNZ_SPLIT}) {
+        sfac_sddmm_plan* raw_plan = nullptr;
+        SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, alg, &raw_plan));
+        Plan plan(raw_plan);
+        sfac_sparse* raw_p = nullptr;
+        SFAC_ASSERT_OK(
+            sfac_sparse_create_like(s.get(), std::vector<float>(nnz, 1e30f).data(), &raw_p));
+        Sparse out(raw_p);
+        SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_RESIDUAL, 1.0f, da.get(), db.get(), s.get(),
+                                  0.0f, out.get(), plan.get()));
+        const std::vector<float> got = values_of(out.get());
+        for (int64_t i = 0; i < p.rows; ++i) {
+          for (int64_t e = off[i]; e < off[i + 1]; ++e) {
+            double dot = 0.0, mag = 0.0;
+            for (int64_t t = 0; t < k; ++t) {
+              dot += double(sa[i * k + t]) * sb[cols[e] * k + t];
+              mag += std::abs(double(sa[i * k + t]) * sb[cols[e] * k + t]);
+            }
+            ASSERT_NEAR(got[e], sv[e] - dot, 1e-5 * (mag + std::abs(sv[e])) + 1e-6)
+                << "dtype=" << dtype << " k=" << k << " alg=" << alg << " e=" << e;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Cuda, HalfPrecisionOverflowAndMixedTypesAreRejected) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  Context ctx = make_cuda_context();
+  sfac_dense* raw = reinterpret_cast<sfac_dense*>(0x1234);
+  const std::vector<float> big = {1.0f, 70000.0f};
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_VALUE, "overflows float16",
+                    sfac_dense_create(ctx.get(), 1, 2, SFAC_DTYPE_FLOAT16, big.data(), &raw));
+  EXPECT_EQ(raw, reinterpret_cast<sfac_dense*>(0x1234));
+  SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), 1, 2, SFAC_DTYPE_BFLOAT16, big.data(), &raw));
+  Dense ok(raw);  // 70000 fits bfloat16's range
+  const Pattern p{3, 2, {0, 2}, {1, 0}, {2.0f, 3.0f}};
+  Sparse s = upload(ctx.get(), p);
+  Dense a = dense(ctx.get(), 3, 8, std::vector<float>(24, 1.0f));
+  sfac_dense* rb = nullptr;
+  SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), 2, 8, SFAC_DTYPE_BFLOAT16,
+                                   std::vector<float>(16, 1.0f).data(), &rb));
+  Dense b(rb);
+  SFAC_EXPECT_ERROR(SFAC_ERR_UNSUPPORTED, "same dtype",
+                    sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, a.get(), b.get(), s.get(), 0.0f,
+                               s.get(), nullptr));
+}

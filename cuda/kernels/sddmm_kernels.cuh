@@ -1,5 +1,5 @@
 // SDDMM kernels: P_e = alpha * f(dot(A_i, B_j), S_e) + beta * P_e at every nonzero e = (i, j).
-// Kernels know nothing of the API: plain pointers and a Policy of compile-time knobs.
+// Kernels know nothing of the API: plain pointers, the factor element type, compile-time tiles.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,11 +10,16 @@ namespace sfac::cuda::kernels {
 
 enum class SddmmOp : int { Scaled = 0, Pattern = 1, Residual = 2 };
 
+// Storage type of the dense factors; arithmetic is always float32.
+enum class ElemType : int { F32 = 0, F16 = 1, BF16 = 2 };
+
 struct SddmmArgs {
-  const float* a;  // M x K row-major
-  const float* b;  // N x K row-major
+  const void* a;  // M x K row-major, `elem` storage
+  const void* b;  // N x K row-major, `elem` storage
+  ElemType elem;
+  SddmmOp op;
   const int64_t* row_offsets;
-  const int32_t* row_of;  // row of every nonzero (NNZ_SPLIT only)
+  const int32_t* row_of;  // row of every nonzero (nonzero-split kernels only)
   const int32_t* cols;
   const float* s;
   float* p;  // may alias s
@@ -25,13 +30,12 @@ struct SddmmArgs {
   float beta;
 };
 
-// Launches the warp-per-row kernel (a row's A vector stays in L1 across its nonzeros).
-void launch_sddmm_row_split(const SddmmArgs& args, SddmmOp op, cudaStream_t stream);
-// Launches the warp-per-nonzero kernel over the COO view: balanced whatever the row lengths.
-void launch_sddmm_nnz_split(const SddmmArgs& args, SddmmOp op, cudaStream_t stream);
-// Sub-warp groups per nonzero with A cached in registers (needs row_of). Returns false, launching
-// nothing, when K is not a multiple of 4 or exceeds 1024: the caller then uses the warp kernels.
-bool launch_sddmm_grouped(const SddmmArgs& args, SddmmOp op, cudaStream_t stream);
+// Warp per row (a row's A vector stays in L1 across its nonzeros).
+void launch_sddmm_row_split(const SddmmArgs& args, cudaStream_t stream);
+// Nonzero-balanced: sub-warp groups per nonzero with A cached in registers when K fills whole
+// 16-byte vectors (K % 4 == 0 for float32, K % 8 == 0 for 16-bit types) and K <= 256 vectors;
+// otherwise a warp per nonzero.
+void launch_sddmm_nnz_split(const SddmmArgs& args, cudaStream_t stream);
 // row_of[e] = row of nonzero e, from CSR offsets.
 void launch_expand_rows(const int64_t* row_offsets, int64_t rows, int32_t* row_of,
                         cudaStream_t stream);
