@@ -4,6 +4,7 @@
 // memory floor (12 nnz + 4 K (M + N)) bytes / measured device copy bandwidth.
 //
 //   bench_sddmm_cuda [--cases ml20m,netflix,...] [--k 32,128,512] [--reps 10]
+//                    [--alg auto|nnz|row|tiled]
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <thrust/device_vector.h>
@@ -186,11 +187,19 @@ std::vector<std::string> split(const std::string& s) {
 int main(int argc, char** argv) {
   std::string cases = "ml20m,netflix,graph1m,uni100k,uni2k,yahoo", ks = "32,128,512";
   int reps = 10;
+  sfac_sddmm_algorithm algorithm = SFAC_SDDMM_ALG_AUTO;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--cases") cases = argv[i + 1];
     if (a == "--k") ks = argv[i + 1];
     if (a == "--reps") reps = std::atoi(argv[i + 1]);
+    if (a == "--alg") {
+      const std::string v = argv[i + 1];
+      algorithm = v == "tiled" ? SFAC_SDDMM_ALG_TILED
+                  : v == "nnz" ? SFAC_SDDMM_ALG_NNZ_SPLIT
+                  : v == "row" ? SFAC_SDDMM_ALG_ROW_SPLIT
+                               : SFAC_SDDMM_ALG_AUTO;
+    }
   }
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
@@ -241,7 +250,7 @@ int main(int argc, char** argv) {
       CHECK_SFAC(sfac_dense_create(ctx, cs->rows, k, SFAC_DTYPE_FLOAT32, a.data(), &da));
       CHECK_SFAC(sfac_dense_create(ctx, cs->cols, k, SFAC_DTYPE_FLOAT32, b.data(), &db));
       sfac_sddmm_plan* plan = nullptr;
-      CHECK_SFAC(sfac_sddmm_plan_create(ctx, s, k, SFAC_SDDMM_ALG_AUTO, &plan));
+      CHECK_SFAC(sfac_sddmm_plan_create(ctx, s, k, algorithm, &plan));
       sfac_sddmm_algorithm alg;
       CHECK_SFAC(sfac_sddmm_plan_get_algorithm(plan, &alg));
       const int inner = 5;
@@ -319,7 +328,10 @@ int main(int argc, char** argv) {
           cs->name, (long long)cs->rows, (long long)cs->cols, (long long)nnz, (long long)k, ours,
           theirs, 2.0 * k * nnz / (ours * 1e6), theirs / ours, 100.0 * floor_ms / ours,
           100.0 * floor_ms / theirs, ours_bf16, theirs / ours_bf16,
-          alg == SFAC_SDDMM_ALG_NNZ_SPLIT ? "nnz" : "row", worst > 1e-3 ? "  MISMATCH" : "");
+          alg == SFAC_SDDMM_ALG_NNZ_SPLIT ? "nnz"
+          : alg == SFAC_SDDMM_ALG_TILED   ? "tiled"
+                                          : "row",
+          worst > 1e-3 ? "  MISMATCH" : "");
       std::fflush(stdout);
       CHECK_SPARSE(cusparseDestroyDnMat(ma));
       CHECK_SPARSE(cusparseDestroyDnMat(mb));

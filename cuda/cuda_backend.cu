@@ -14,6 +14,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "cuda/kernels/sddmm_kernels.cuh"
+#include "cuda/kernels/sddmm_tiled.cuh"
 #include "cuda/kernels/sparse_convert.cuh"
 
 namespace sfac::cuda {
@@ -202,6 +203,36 @@ class CudaDenseMatrix final : public DenseMatrix {
   DeviceBuffer<uint8_t> bytes_;
 };
 
+// A TILED plan owns the pattern's panel-major segments (see sddmm_tiled.cuh).
+class CudaTiledPlan final : public SddmmPlan {
+ public:
+  CudaTiledPlan(const void* pattern_id, int64_t k, int64_t nnz, cudaStream_t stream)
+      : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED),
+        panel_(static_cast<size_t>(nnz), stream),
+        row_(static_cast<size_t>(nnz), stream),
+        begin_(static_cast<size_t>(nnz), stream),
+        end_(static_cast<size_t>(nnz), stream),
+        nnz_before_(static_cast<size_t>(nnz), stream) {}
+
+  void build(const int32_t* row_of, const int32_t* cols, int64_t nnz, cudaStream_t stream) {
+    segments_.panel_width = kernels::tiled_panel_width(k());
+    segments_.count = kernels::build_panel_segments(row_of, cols, nnz, segments_.panel_width,
+                                                    panel_.data(), row_.data(), begin_.data(),
+                                                    end_.data(), nnz_before_.data(), stream);
+    segments_.panel = panel_.data();
+    segments_.row = row_.data();
+    segments_.begin = begin_.data();
+    segments_.end = end_.data();
+    segments_.nnz_before = nnz_before_.data();
+  }
+  const kernels::PanelSegments& segments() const { return segments_; }
+
+ private:
+  DeviceBuffer<int32_t> panel_, row_;
+  DeviceBuffer<int64_t> begin_, end_, nnz_before_;
+  kernels::PanelSegments segments_;
+};
+
 kernels::ElemType elem_type(sfac_dtype dtype) {
   switch (dtype) {
     case SFAC_DTYPE_FLOAT16:
@@ -296,14 +327,18 @@ std::unique_ptr<DenseMatrix> CudaBackend::make_dense(int64_t rows, int64_t cols,
 
 std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& pattern, int64_t k,
                                                         sfac_sddmm_algorithm algorithm) {
-  SFAC_REQUIRE(algorithm != SFAC_SDDMM_ALG_TILED, SFAC_ERR_UNSUPPORTED,
-               "the TILED sddmm algorithm is not implemented on the CUDA backend yet");
   const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
   DeviceGuard guard(device_);
   if (algorithm == SFAC_SDDMM_ALG_AUTO) {
     // The nonzero-split kernel balances any row-length distribution and still reuses A across
-    // a row from registers; warp-per-row only wins nothing measured so far (docs/perf-notes.md).
+    // a row from registers (docs/perf-notes.md has the measurements behind this choice).
     algorithm = SFAC_SDDMM_ALG_NNZ_SPLIT;
+  }
+  if (algorithm == SFAC_SDDMM_ALG_TILED) {
+    auto plan = std::make_unique<CudaTiledPlan>(pattern.pattern_id(), k, s.nnz(), stream_);
+    plan->build(s.pattern().rows_of_nonzeros(stream_), s.pattern().indices.data(), s.nnz(),
+                stream_);
+    return plan;
   }
   if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(stream_);
   return std::make_unique<SddmmPlan>(pattern.pattern_id(), k, algorithm);
@@ -331,7 +366,14 @@ void CudaBackend::sddmm(const SddmmCall& call) {
   args.k = a.cols();
   args.alpha = call.alpha;
   args.beta = call.beta;
-  if (call.plan.algorithm() == SFAC_SDDMM_ALG_NNZ_SPLIT) {
+  if (call.plan.algorithm() == SFAC_SDDMM_ALG_TILED) {
+    const auto& tiled = static_cast<const CudaTiledPlan&>(call.plan);
+    args.row_of = s.pattern().rows_of_nonzeros(stream_);
+    // K too large for a shared-memory panel (or not whole 16-byte vectors): nonzero split.
+    if (!kernels::launch_sddmm_tiled(args, tiled.segments(), s.cols(), stream_)) {
+      kernels::launch_sddmm_nnz_split(args, stream_);
+    }
+  } else if (call.plan.algorithm() == SFAC_SDDMM_ALG_NNZ_SPLIT) {
     args.row_of = s.pattern().rows_of_nonzeros(stream_);
     kernels::launch_sddmm_nnz_split(args, stream_);
   } else {

@@ -1,67 +1,13 @@
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <algorithm>
 
 #include "cuda/cuda_check.h"
+#include "cuda/kernels/sddmm_common.cuh"
 #include "cuda/kernels/sddmm_kernels.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {
 
-constexpr int kWarp = 32;
-constexpr int kBlock = 256;
-
-// Per element type: how many elements one 16-byte vector holds and their float dot product.
-template <typename T>
-struct Elem;
-
-template <>
-struct Elem<float> {
-  static constexpr int kPerVec = 4;
-  __device__ static float to_float(float x) { return x; }
-  __device__ static float dot(uint4 a, uint4 b) {
-    return __uint_as_float(a.x) * __uint_as_float(b.x) +
-           __uint_as_float(a.y) * __uint_as_float(b.y) +
-           __uint_as_float(a.z) * __uint_as_float(b.z) +
-           __uint_as_float(a.w) * __uint_as_float(b.w);
-  }
-};
-
-template <typename Pair, typename Convert>
-__device__ __forceinline__ float dot_pairs(uint4 a, uint4 b, Convert convert) {
-  const auto* x = reinterpret_cast<const Pair*>(&a);
-  const auto* y = reinterpret_cast<const Pair*>(&b);
-  float acc = 0.0f;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 u = convert(x[i]), v = convert(y[i]);
-    acc += u.x * v.x + u.y * v.y;
-  }
-  return acc;
-}
-
-template <>
-struct Elem<__half> {
-  static constexpr int kPerVec = 8;
-  __device__ static float to_float(__half x) { return __half2float(x); }
-  __device__ static float dot(uint4 a, uint4 b) {
-    return dot_pairs<__half2>(a, b, [](__half2 h) { return __half22float2(h); });
-  }
-};
-
-template <>
-struct Elem<__nv_bfloat16> {
-  static constexpr int kPerVec = 8;
-  __device__ static float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-  __device__ static float dot(uint4 a, uint4 b) {
-    return dot_pairs<__nv_bfloat162>(a, b, [](__nv_bfloat162 h) { return __bfloat1622float2(h); });
-  }
-};
-
-__device__ __forceinline__ uint4 load_vec(const void* base, int64_t index) {
-  return __ldg(reinterpret_cast<const uint4*>(base) + index);
-}
+using namespace detail;
 
 __device__ __forceinline__ float warp_sum(float v) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2) {
@@ -85,16 +31,6 @@ __device__ __forceinline__ float warp_dot(const T* x, const T* y, int64_t k, int
     }
   }
   return warp_sum(acc);
-}
-
-__device__ __forceinline__ void store(const SddmmArgs& args, int64_t e, float dot) {
-  // Read S before writing P: they may be the same array. The branch on op is warp-uniform.
-  float f = dot;
-  if (args.op == SddmmOp::Scaled) f = dot * args.s[e];
-  if (args.op == SddmmOp::Residual) f = args.s[e] - dot;
-  float out = args.alpha * f;
-  if (args.beta != 0.0f) out += args.beta * args.p[e];  // beta == 0: P is never read
-  args.p[e] = out;
 }
 
 template <typename T>
