@@ -203,34 +203,27 @@ class CudaDenseMatrix final : public DenseMatrix {
   DeviceBuffer<uint8_t> bytes_;
 };
 
-// A TILED plan owns the pattern's panel-major segments (see sddmm_tiled.cuh).
+// A TILED plan owns the pattern's panel-major nonzero order (see sddmm_tiled.cuh).
 class CudaTiledPlan final : public SddmmPlan {
  public:
-  CudaTiledPlan(const void* pattern_id, int64_t k, int64_t nnz, cudaStream_t stream)
-      : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED),
-        panel_(static_cast<size_t>(nnz), stream),
-        row_(static_cast<size_t>(nnz), stream),
-        begin_(static_cast<size_t>(nnz), stream),
-        end_(static_cast<size_t>(nnz), stream),
-        nnz_before_(static_cast<size_t>(nnz), stream) {}
-
-  void build(const int32_t* row_of, const int32_t* cols, int64_t nnz, cudaStream_t stream) {
-    segments_.panel_width = kernels::tiled_panel_width(k());
-    segments_.count = kernels::build_panel_segments(row_of, cols, nnz, segments_.panel_width,
-                                                    panel_.data(), row_.data(), begin_.data(),
-                                                    end_.data(), nnz_before_.data(), stream);
-    segments_.panel = panel_.data();
-    segments_.row = row_.data();
-    segments_.begin = begin_.data();
-    segments_.end = end_.data();
-    segments_.nnz_before = nnz_before_.data();
+  CudaTiledPlan(const void* pattern_id, int64_t k, int64_t nnz, int64_t cols, cudaStream_t stream)
+      : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED), order_(static_cast<size_t>(nnz), stream) {
+    panels_.panel_width = kernels::tiled_panel_width(k);
+    panels_.panels = (cols + panels_.panel_width - 1) / panels_.panel_width;
+    panel_offsets_ = DeviceBuffer<int64_t>(static_cast<size_t>(panels_.panels) + 1, stream);
+    panels_.order = order_.data();
+    panels_.panel_offsets = panel_offsets_.data();
   }
-  const kernels::PanelSegments& segments() const { return segments_; }
+
+  void build(const int32_t* cols, int64_t nnz, int64_t ncols, cudaStream_t stream) {
+    kernels::build_panel_order(cols, nnz, ncols, panels_.panel_width, order_.data(),
+                               panel_offsets_.data(), stream);
+  }
+  const kernels::PanelOrder& panels() const { return panels_; }
 
  private:
-  DeviceBuffer<int32_t> panel_, row_;
-  DeviceBuffer<int64_t> begin_, end_, nnz_before_;
-  kernels::PanelSegments segments_;
+  DeviceBuffer<int64_t> order_, panel_offsets_;
+  kernels::PanelOrder panels_;
 };
 
 kernels::ElemType elem_type(sfac_dtype dtype) {
@@ -335,9 +328,10 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
     algorithm = SFAC_SDDMM_ALG_NNZ_SPLIT;
   }
   if (algorithm == SFAC_SDDMM_ALG_TILED) {
-    auto plan = std::make_unique<CudaTiledPlan>(pattern.pattern_id(), k, s.nnz(), stream_);
-    plan->build(s.pattern().rows_of_nonzeros(stream_), s.pattern().indices.data(), s.nnz(),
-                stream_);
+    auto plan =
+        std::make_unique<CudaTiledPlan>(pattern.pattern_id(), k, s.nnz(), s.cols(), stream_);
+    plan->build(s.pattern().indices.data(), s.nnz(), s.cols(), stream_);
+    s.pattern().rows_of_nonzeros(stream_);
     return plan;
   }
   if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(stream_);
@@ -370,7 +364,7 @@ void CudaBackend::sddmm(const SddmmCall& call) {
     const auto& tiled = static_cast<const CudaTiledPlan&>(call.plan);
     args.row_of = s.pattern().rows_of_nonzeros(stream_);
     // K too large for a shared-memory panel (or not whole 16-byte vectors): nonzero split.
-    if (!kernels::launch_sddmm_tiled(args, tiled.segments(), s.cols(), stream_)) {
+    if (!kernels::launch_sddmm_tiled(args, tiled.panels(), s.cols(), stream_)) {
       kernels::launch_sddmm_nnz_split(args, stream_);
     }
   } else if (call.plan.algorithm() == SFAC_SDDMM_ALG_NNZ_SPLIT) {
