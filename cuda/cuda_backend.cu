@@ -206,8 +206,11 @@ class CudaDenseMatrix final : public DenseMatrix {
 // A TILED plan owns the pattern's panel-major nonzero order (see sddmm_tiled.cuh).
 class CudaTiledPlan final : public SddmmPlan {
  public:
-  CudaTiledPlan(const void* pattern_id, int64_t k, int64_t nnz, int64_t cols, cudaStream_t stream)
-      : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED), order_(static_cast<size_t>(nnz), stream) {
+  CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id, int64_t k, int64_t nnz,
+                int64_t cols, cudaStream_t stream)
+      : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED),
+        backend_(std::move(backend)),
+        order_(static_cast<size_t>(nnz), stream) {
     panels_.panel_width = kernels::tiled_panel_width(k);
     panels_.panels = (cols + panels_.panel_width - 1) / panels_.panel_width;
     panel_offsets_ = DeviceBuffer<int64_t>(static_cast<size_t>(panels_.panels) + 1, stream);
@@ -222,6 +225,9 @@ class CudaTiledPlan final : public SddmmPlan {
   const kernels::PanelOrder& panels() const { return panels_; }
 
  private:
+  // Declared first, destroyed last: the buffers are freed on the backend's stream, which must
+  // outlive them even when the context is destroyed before the plan.
+  std::shared_ptr<Backend> backend_;
   DeviceBuffer<int64_t> order_, panel_offsets_;
   kernels::PanelOrder panels_;
 };
@@ -328,8 +334,8 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
     algorithm = SFAC_SDDMM_ALG_NNZ_SPLIT;
   }
   if (algorithm == SFAC_SDDMM_ALG_TILED) {
-    auto plan =
-        std::make_unique<CudaTiledPlan>(pattern.pattern_id(), k, s.nnz(), s.cols(), stream_);
+    auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), pattern.pattern_id(), k,
+                                                s.nnz(), s.cols(), stream_);
     plan->build(s.pattern().indices.data(), s.nnz(), s.cols(), stream_);
     s.pattern().rows_of_nonzeros(stream_);
     return plan;

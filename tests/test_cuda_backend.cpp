@@ -322,3 +322,22 @@ TEST(Cuda, HalfPrecisionOverflowAndMixedTypesAreRejected) {
                     sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, a.get(), b.get(), s.get(), 0.0f,
                                s.get(), nullptr));
 }
+
+TEST(Cuda, MatricesAndPlansOutliveTheirContext) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  sfac_context* ctx = nullptr;
+  SFAC_ASSERT_OK(sfac_context_create(SFAC_BACKEND_CUDA, 0, 1, 0, &ctx));
+  const Pattern p{3, 2, {0, 2, 2}, {1, 0, 1}, {2.0f, 3.0f, 4.0f}};
+  Sparse s = upload(ctx, p);
+  Dense a = dense(ctx, 3, 4, std::vector<float>(12, 1.0f));
+  Dense b = dense(ctx, 2, 4, std::vector<float>(8, 0.5f));
+  sfac_sddmm_plan* raw_plan = nullptr;
+  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx, s.get(), 4, SFAC_SDDMM_ALG_TILED, &raw_plan));
+  Plan plan(raw_plan);
+  SFAC_ASSERT_OK(sfac_context_destroy(ctx));
+  // A new context of the same device can still use them.
+  Context again = make_cuda_context();
+  SFAC_ASSERT_OK(sfac_sddmm(again.get(), SFAC_SDDMM_PATTERN, 1.0f, a.get(), b.get(), s.get(), 0.0f,
+                            s.get(), plan.get()));
+  EXPECT_EQ(values_of(s.get()), std::vector<float>({2.0f, 2.0f, 2.0f}));
+}
