@@ -1,4 +1,5 @@
-// Shared by the sparsefac subcommands: library calls that must succeed, backend names.
+// Shared by the sparsefac subcommands: library calls that must succeed, handle types, backend
+// names.
 #pragma once
 
 #include <cstdio>
@@ -17,13 +18,22 @@ struct CallError : std::runtime_error {
   CallError(sfac_status s, const std::string& what) : std::runtime_error(what), status(s) {}
 };
 
+// Throws "function: status: message" (the function name of `call`, without its arguments).
 inline void check(sfac_status status, const char* call) {
   if (status != SFAC_OK) {
-    throw CallError(
-        status, std::string(call) + ": " + sfac_status_string(status) + ": " + sfac_last_error());
+    const std::string text(call);
+    throw CallError(status, text.substr(0, text.find('(')) + ": " + sfac_status_string(status) +
+                                ": " + sfac_last_error());
   }
 }
 #define SFAC_CLI_CHECK(call) ::sfac_cli::check((call), #call)
+
+// A failure the tool itself detects in data (a file it parses, an id not in the model): reported
+// like a library error, "what: status: message", exit code 2.
+[[noreturn]] inline void fail(sfac_status status, const std::string& what,
+                              const std::string& message) {
+  throw CallError(status, what + ": " + sfac_status_string(status) + ": " + message);
+}
 
 struct ContextDeleter {
   void operator()(sfac_context* p) const { sfac_context_destroy(p); }
@@ -40,11 +50,19 @@ struct PlanDeleter {
 struct IdMapDeleter {
   void operator()(sfac_idmap* p) const { sfac_idmap_destroy(p); }
 };
+struct ModelDeleter {
+  void operator()(sfac_model* p) const { sfac_model_destroy(p); }
+};
+struct TrainOptionsDeleter {
+  void operator()(sfac_train_options* p) const { sfac_train_options_destroy(p); }
+};
 using Context = std::unique_ptr<sfac_context, ContextDeleter>;
 using Sparse = std::unique_ptr<sfac_sparse, SparseDeleter>;
 using Dense = std::unique_ptr<sfac_dense, DenseDeleter>;
 using Plan = std::unique_ptr<sfac_sddmm_plan, PlanDeleter>;
 using IdMap = std::unique_ptr<sfac_idmap, IdMapDeleter>;
+using Model = std::unique_ptr<sfac_model, ModelDeleter>;
+using TrainOptions = std::unique_ptr<sfac_train_options, TrainOptionsDeleter>;
 
 // Options every subcommand that computes shares.
 struct ContextOptions {

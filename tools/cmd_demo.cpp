@@ -29,15 +29,6 @@ struct DemoOptions {
   double skew = 0.3;
 };
 
-struct ModelDeleter {
-  void operator()(sfac_model* p) const { sfac_model_destroy(p); }
-};
-struct OptionsDeleter {
-  void operator()(sfac_train_options* p) const { sfac_train_options_destroy(p); }
-};
-using Model = std::unique_ptr<sfac_model, ModelDeleter>;
-using TrainOptions = std::unique_ptr<sfac_train_options, OptionsDeleter>;
-
 int print_epoch(int epoch, double loss, double validation_rmse, double seconds, void* floor) {
   std::printf("  epoch %2d   loss %.4f   held-out RMSE %.4f   (noise floor %.4f)   %.2f s\n", epoch,
               loss, validation_rmse, *static_cast<double*>(floor), seconds);

@@ -47,10 +47,33 @@ int main(int argc, char** argv) {
   sfac_cli::register_info(app);
   sfac_cli::register_demo(app);
   sfac_cli::register_convert(app);
+  sfac_cli::register_train(app);
+  sfac_cli::register_eval(app);
+  sfac_cli::register_predict(app);
+  sfac_cli::register_recommend(app);
+  sfac_cli::register_similar(app);
+  // An unknown command would otherwise read "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands(nullptr)) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->check_name(argv[1]);
+    }
+    if (!known) {
+      std::fprintf(stderr,
+                   "sparsefac: unknown command '%s' (commands: %s)\n"
+                   "Run with --help for more information.\n",
+                   argv[1], names.c_str());
+      return 1;
+    }
+  }
+  // Exit codes: 0 success (and --help, --version), 1 usage error, 2 the library (or a data file
+  // the tool reads itself) reported an error.
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 1;
   } catch (const sfac_cli::CallError& e) {
     std::fprintf(stderr, "sparsefac: %s\n", e.what());
     return 2;
