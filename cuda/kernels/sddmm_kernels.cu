@@ -121,13 +121,17 @@ int grid_for(int64_t warps_wanted) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, 65536)));
 }
 
-// Group steps per warp chunk: 32 measured ~5% faster than 8 and 4 on H100 (docs/perf-notes.md);
-// chunks stay small enough to balance skewed patterns.
-constexpr int kChunkSteps = 32;
+// Group steps per warp chunk: long chunks (32) measured ~5% faster than 8 on large patterns, but
+// a small pattern then leaves most of the GPU idle; aim for at least ~16k warps of work first
+// (docs/perf-notes.md).
+constexpr int64_t kMaxChunkSteps = 32;
+constexpr int64_t kTargetWarps = 16384;
 
 template <typename T, int G, int V>
 void launch_group(const SddmmArgs& args, cudaStream_t stream) {
-  const int64_t chunk = int64_t{kChunkSteps} * (kWarp / G);
+  const int64_t steps =
+      std::clamp<int64_t>(args.nnz / (int64_t{kWarp / G} * kTargetWarps), 1, kMaxChunkSteps);
+  const int64_t chunk = steps * (kWarp / G);
   sddmm_group<T, G, V>
       <<<grid_for((args.nnz + chunk - 1) / chunk), kBlock, 0, stream>>>(args, chunk);
 }
