@@ -3,11 +3,26 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/error.h"
 #include "core/model_ops.h"
 
 namespace sfac {
+namespace {
+
+bool factors_finite(const Model& m) {
+  auto finite = [](const std::vector<float>& v) {
+    for (float x : v) {
+      if (!std::isfinite(x)) return false;
+    }
+    return true;
+  };
+  return finite(m.user_factors) && finite(m.item_factors) && finite(m.user_bias) &&
+         finite(m.item_bias) && std::isfinite(m.global_mean);
+}
+
+}  // namespace
 
 std::unique_ptr<Trainer> start_training(Backend& backend, const SparseMatrix& ratings,
                                         const TrainOptions& options, uint64_t seed) {
@@ -29,11 +44,18 @@ bool run_epochs(Trainer& trainer, const TrainOptions& options, int64_t epochs, i
     const int epoch = static_cast<int>(++*epochs_done);
     const auto start = Clock::now();
     trainer.run_epoch(epoch);
+    // The loss costs a pass over the ratings (as much as an SGD epoch): compute it only for a
+    // callback; otherwise divergence shows as non-finite factors, an O((users + items) k) check.
+    if (options.callback == nullptr) {
+      SFAC_REQUIRE(factors_finite(trainer.model()), SFAC_ERR_NOT_CONVERGED,
+                   "training diverged in epoch ", epoch,
+                   " (non-finite factors); lower the learning rate or raise lambda");
+      continue;
+    }
     const double loss = trainer.train_loss();
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     SFAC_REQUIRE(std::isfinite(loss), SFAC_ERR_NOT_CONVERGED, "training diverged in epoch ", epoch,
                  " (loss = ", loss, "); lower the learning rate or raise lambda");
-    if (options.callback == nullptr) continue;
     const double validation_rmse =
         options.validation ? evaluate(trainer.model(), *options.validation, num_threads).rmse
                            : std::numeric_limits<double>::quiet_NaN();

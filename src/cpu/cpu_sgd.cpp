@@ -110,12 +110,14 @@ class CpuSgdTrainer final : public Trainer {
     float* p = p_.data() + int64_t{s.user} * rank_;
     float* q = q_.data() + int64_t{s.item} * rank_;
     float pred = 0.0f;
+#pragma omp simd reduction(+ : pred)
     for (int64_t t = 0; t < rank_; ++t) pred += p[t] * q[t];
     if (biases_) pred += global_mean_ + user_bias_[s.user] + item_bias_[s.item];
     const float e = s.rating - pred;
     const float lp = static_cast<float>(options_.lambda_user) / scale_;
     const float lq = static_cast<float>(options_.lambda_item) / scale_;
     // Both updates from the old values (as cuMF_SGD's kernel does).
+#pragma omp simd
     for (int64_t t = 0; t < rank_; ++t) {
       const float pt = p[t], qt = q[t];
       p[t] = pt + gamma * (e * qt - lp * pt);

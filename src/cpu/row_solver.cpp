@@ -73,6 +73,7 @@ void RowSolver::multiply(const RowSystem& sys, const float* v, float* out) {
   for (int64_t j = 0; j < sys.count; ++j) {
     const float* y = sys.factors + int64_t{sys.cols[j]} * sys.stride;
     float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
     for (int64_t t = 0; t < d_; ++t) dot += y[t] * v[t];
     const float s = (sys.weights ? sys.weights[j] : 1.0f) * dot;
     for (int64_t t = 0; t < d_; ++t) out[t] += s * y[t];
