@@ -376,7 +376,8 @@ SFAC_API sfac_status sfac_trainer_destroy(sfac_trainer* trainer);
 /* Runs `epochs` more epochs (the callback, if any, is called after each; a positive return
  * stops early). *epochs_done (may be NULL) receives the total epochs run so far. */
 SFAC_API sfac_status sfac_trainer_run(sfac_trainer* trainer, int epochs, int* epochs_done);
-/* The objective after the last epoch (per training rating, regularization included). */
+/* The objective after the last epoch (per training rating, regularization included); NaN before
+ * the first epoch. Computed on request (one pass over the ratings), then cached. */
 SFAC_API sfac_status sfac_trainer_get_loss(sfac_trainer* trainer, double* out);
 /* A snapshot of the current factors as an independent model. */
 SFAC_API sfac_status sfac_trainer_get_model(sfac_trainer* trainer, sfac_model** out);

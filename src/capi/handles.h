@@ -65,7 +65,8 @@ struct sfac_trainer {
   sfac::TrainOptions options;
   std::unique_ptr<sfac::Trainer> impl;
   int64_t epochs_done = 0;
-  double loss = 0.0;
+  double loss = 0.0;           // NaN before the first epoch
+  bool loss_current = true;    // false when epochs ran since `loss` was computed
 };
 
 struct sfac_model {

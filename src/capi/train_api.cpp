@@ -132,7 +132,7 @@ sfac_status sfac_trainer_run(sfac_trainer* trainer, int epochs, int* epochs_done
   auto& t = checked(trainer, "trainer");
   SFAC_REQUIRE(epochs >= 0, SFAC_ERR_INVALID_ARGUMENT, "epochs = ", epochs, " must be >= 0");
   sfac::run_epochs(*t.impl, t.options, epochs, &t.epochs_done, t.backend->num_threads());
-  if (epochs > 0) t.loss = t.impl->train_loss();
+  if (epochs > 0) t.loss_current = false;  // computed on demand: it costs a pass over the data
   if (epochs_done) *epochs_done = static_cast<int>(t.epochs_done);
   SFAC_API_END
 }
@@ -141,6 +141,10 @@ sfac_status sfac_trainer_get_loss(sfac_trainer* trainer, double* out) {
   SFAC_API_BEGIN
   auto& t = checked(trainer, "trainer");
   require_pointer(out, "out");
+  if (!t.loss_current && t.epochs_done > 0) {
+    t.loss = t.impl->train_loss();
+    t.loss_current = true;
+  }
   *out = t.loss;
   SFAC_API_END
 }
