@@ -3,21 +3,16 @@
 #include "core/split.h"
 #include "core/synthetic.h"
 
+using sfac::capi::adopt_sparse;
 using sfac::capi::checked;
 using sfac::capi::require_pointer;
 
 namespace {
 
-std::unique_ptr<sfac_sparse> adopt(sfac::Backend& backend, sfac::HostCsr csr) {
-  auto handle = std::make_unique<sfac_sparse>();
-  handle->impl = backend.make_sparse(std::move(csr));
-  return handle;
-}
-
 sfac_status publish_split(sfac::Backend& backend, std::pair<sfac::HostCsr, sfac::HostCsr> parts,
                           sfac_sparse** train, sfac_sparse** test) {
-  auto train_handle = adopt(backend, std::move(parts.first));
-  auto test_handle = adopt(backend, std::move(parts.second));
+  auto train_handle = adopt_sparse(backend, std::move(parts.first));
+  auto test_handle = adopt_sparse(backend, std::move(parts.second));
   *train = train_handle.release();
   *test = test_handle.release();
   return SFAC_OK;
@@ -37,7 +32,7 @@ sfac_status sfac_synthesize_ratings(sfac_context* ctx, sfac_feedback feedback, i
   auto& backend = *c.impl.backend;
   sfac::PlantedData data = sfac::synthesize(feedback, users, items, nnz, rank, noise, skew,
                                             c.impl.seed, backend.num_threads());
-  auto r = adopt(backend, std::move(data.ratings));
+  auto r = adopt_sparse(backend, std::move(data.ratings));
   std::unique_ptr<sfac_dense> u, v;
   if (user_factors) {
     u = std::make_unique<sfac_dense>();

@@ -5,16 +5,10 @@
 #include "capi/handles.h"
 
 using sfac::capi::checked;
+using sfac::capi::require_finite;
 using sfac::capi::require_pointer;
 
 namespace {
-
-void check_finite(const float* data, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    SFAC_REQUIRE(std::isfinite(data[i]), SFAC_ERR_INVALID_VALUE, "data[", i, "] = ", data[i],
-                 " is not finite");
-  }
-}
 
 int64_t element_count(const sfac::DenseMatrix& m) { return m.rows() * m.cols(); }
 
@@ -36,7 +30,7 @@ sfac_status sfac_dense_create(sfac_context* ctx, int64_t rows, int64_t cols, sfa
   SFAC_REQUIRE(
       dtype == SFAC_DTYPE_FLOAT32 || dtype == SFAC_DTYPE_FLOAT16 || dtype == SFAC_DTYPE_BFLOAT16,
       SFAC_ERR_INVALID_ARGUMENT, "unknown dtype ", static_cast<int>(dtype));
-  if (data) check_finite(data, rows * cols);
+  if (data) require_finite(data, rows * cols, "data");
   auto handle = std::make_unique<sfac_dense>();
   handle->impl = backend.make_dense(rows, cols, dtype, data);
   *out = handle.release();
@@ -70,7 +64,7 @@ sfac_status sfac_dense_upload(sfac_dense* matrix, const float* data) {
   auto& m = *checked(matrix, "matrix").impl;
   if (element_count(m) == 0) return SFAC_OK;
   require_pointer(data, "data");
-  check_finite(data, element_count(m));
+  require_finite(data, element_count(m), "data");
   m.upload(data);
   SFAC_API_END
 }

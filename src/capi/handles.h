@@ -1,6 +1,7 @@
 // The structs behind the public opaque handles, and the checks every entry point applies.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 
@@ -65,8 +66,8 @@ struct sfac_trainer {
   sfac::TrainOptions options;
   std::unique_ptr<sfac::Trainer> impl;
   int64_t epochs_done = 0;
-  double loss = 0.0;           // NaN before the first epoch
-  bool loss_current = true;    // false when epochs ran since `loss` was computed
+  double loss = 0.0;         // NaN before the first epoch
+  bool loss_current = true;  // false when epochs ran since `loss` was computed
 };
 
 struct sfac_model {
@@ -96,6 +97,21 @@ const Handle& checked(const Handle* handle, const char* arg) {
 // Throws SFAC_ERR_INVALID_ARGUMENT when a required pointer is NULL.
 inline void require_pointer(const void* pointer, const char* arg) {
   SFAC_REQUIRE(pointer != nullptr, SFAC_ERR_INVALID_ARGUMENT, arg, " is NULL");
+}
+
+// Throws SFAC_ERR_INVALID_VALUE naming arg[i] for the first non-finite of n values.
+inline void require_finite(const float* values, int64_t n, const char* arg) {
+  for (int64_t i = 0; i < n; ++i) {
+    SFAC_REQUIRE(std::isfinite(values[i]), SFAC_ERR_INVALID_VALUE, arg, "[", i, "] = ", values[i],
+                 " is not finite");
+  }
+}
+
+// A new handle owning the backend's matrix built from a validated host CSR.
+inline std::unique_ptr<sfac_sparse> adopt_sparse(sfac::Backend& backend, sfac::HostCsr csr) {
+  auto handle = std::make_unique<sfac_sparse>();
+  handle->impl = backend.make_sparse(std::move(csr));
+  return handle;
 }
 
 // Destroys a handle created by the library; NULL is fine.

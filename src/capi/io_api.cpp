@@ -46,8 +46,7 @@ sfac_status sfac_read_sparse(sfac_context* ctx, const char* path, sfac_file_form
       sfac::csr_from_coo(t.rows, t.cols, static_cast<int64_t>(t.row.size()), t.row.data(),
                          t.col.data(), t.value.data(), policy, backend.num_threads());
   // Build every output before publishing any, so a failure leaves no half-written outputs.
-  auto matrix = std::make_unique<sfac_sparse>();
-  matrix->impl = backend.make_sparse(std::move(csr));
+  auto matrix = sfac::capi::adopt_sparse(backend, std::move(csr));
   std::unique_ptr<sfac_idmap> rmap, cmap;
   if (options.remap_ids) {
     if (row_ids) rmap = make_idmap(std::move(t.row_ids));

@@ -1,10 +1,10 @@
-#include <cmath>
-
 #include "capi/guard.h"
 #include "capi/handles.h"
 #include "core/host_csr.h"
 
+using sfac::capi::adopt_sparse;
 using sfac::capi::checked;
+using sfac::capi::require_finite;
 using sfac::capi::require_pointer;
 
 namespace {
@@ -15,20 +15,6 @@ sfac::DuplicatePolicy duplicate_policy(uint32_t flags) {
                " has bits other than SFAC_SPARSE_SUM_DUPLICATES");
   return (flags & SFAC_SPARSE_SUM_DUPLICATES) ? sfac::DuplicatePolicy::Sum
                                               : sfac::DuplicatePolicy::Error;
-}
-
-sfac_status adopt(sfac::Backend& backend, sfac::HostCsr csr, sfac_sparse** out) {
-  auto handle = std::make_unique<sfac_sparse>();
-  handle->impl = backend.make_sparse(std::move(csr));
-  *out = handle.release();
-  return SFAC_OK;
-}
-
-void check_finite(const float* values, int64_t n, const char* arg) {
-  for (int64_t i = 0; i < n; ++i) {
-    SFAC_REQUIRE(std::isfinite(values[i]), SFAC_ERR_INVALID_VALUE, arg, "[", i, "] = ", values[i],
-                 " is not finite");
-  }
 }
 
 }  // namespace
@@ -42,10 +28,9 @@ sfac_status sfac_sparse_create_coo(sfac_context* ctx, int64_t rows, int64_t cols
   auto& backend = *checked(ctx, "ctx").impl.backend;
   require_pointer(out, "out");
   const auto policy = duplicate_policy(flags);
-  return adopt(backend,
-               sfac::csr_from_coo(rows, cols, nnz, row_indices, col_indices, values, policy,
-                                  backend.num_threads()),
-               out);
+  *out = adopt_sparse(backend, sfac::csr_from_coo(rows, cols, nnz, row_indices, col_indices, values,
+                                                  policy, backend.num_threads()))
+             .release();
   SFAC_API_END
 }
 
@@ -56,10 +41,10 @@ sfac_status sfac_sparse_create_csr(sfac_context* ctx, int64_t rows, int64_t cols
   auto& backend = *checked(ctx, "ctx").impl.backend;
   require_pointer(out, "out");
   const auto policy = duplicate_policy(flags);
-  return adopt(backend,
-               sfac::csr_from_compressed(rows, cols, false, row_offsets, col_indices, values,
-                                         policy, backend.num_threads()),
-               out);
+  *out =
+      adopt_sparse(backend, sfac::csr_from_compressed(rows, cols, false, row_offsets, col_indices,
+                                                      values, policy, backend.num_threads()))
+          .release();
   SFAC_API_END
 }
 
@@ -70,10 +55,9 @@ sfac_status sfac_sparse_create_csc(sfac_context* ctx, int64_t rows, int64_t cols
   auto& backend = *checked(ctx, "ctx").impl.backend;
   require_pointer(out, "out");
   const auto policy = duplicate_policy(flags);
-  return adopt(backend,
-               sfac::csr_from_compressed(rows, cols, true, col_offsets, row_indices, values, policy,
-                                         backend.num_threads()),
-               out);
+  *out = adopt_sparse(backend, sfac::csr_from_compressed(rows, cols, true, col_offsets, row_indices,
+                                                         values, policy, backend.num_threads()))
+             .release();
   SFAC_API_END
 }
 
@@ -82,7 +66,7 @@ sfac_status sfac_sparse_create_like(const sfac_sparse* pattern, const float* val
   SFAC_API_BEGIN
   const auto& source = *checked(pattern, "pattern").impl;
   require_pointer(out, "out");
-  if (values) check_finite(values, source.nnz(), "values");
+  if (values) require_finite(values, source.nnz(), "values");
   auto handle = std::make_unique<sfac_sparse>();
   handle->impl = source.create_like(values);
   *out = handle.release();
@@ -130,7 +114,7 @@ sfac_status sfac_sparse_set_values(sfac_sparse* matrix, const float* values) {
   SFAC_API_BEGIN
   auto& m = *checked(matrix, "matrix").impl;
   if (m.nnz() > 0) require_pointer(values, "values");
-  check_finite(values, m.nnz(), "values");
+  require_finite(values, m.nnz(), "values");
   m.set_values(values);
   SFAC_API_END
 }
