@@ -2,7 +2,11 @@
 # Installs the Debian/Ubuntu packages that libsparsefac's build and tests need.
 # Idempotent: when every package is already installed it does not touch apt at all.
 #   usage: scripts/install-deps.sh
+# The language bindings list their own needs: bindings/*/apt-packages.txt (Debian packages, one
+# per line, '#' comments) and bindings/*/pip-requirements.txt (PyPI, installed with the python3
+# on PATH). SFAC_NO_BINDINGS=1 skips both.
 set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(
   build-essential   # gcc/g++ >= 9 (C++17), make, binutils (nm, objdump for the ABI tests)
@@ -16,6 +20,31 @@ packages=(
   libgtest-dev      # GoogleTest
   googletest
 )
+pip_files=()
+if [[ ${SFAC_NO_BINDINGS:-0} != 1 ]]; then
+  for f in bindings/*/apt-packages.txt; do
+    [[ -f $f ]] || continue
+    while read -r p; do
+      [[ -n $p ]] && packages+=("$p")
+    done < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$f")
+  done
+  for f in bindings/*/pip-requirements.txt; do
+    [[ -f $f ]] && pip_files+=("$f")
+  done
+fi
+
+# PyPI packages of the Python binding's tests; pip is quick when they are already present.
+install_pip() {
+  [[ ${#pip_files[@]} -eq 0 ]] && return 0
+  local args=()
+  for f in "${pip_files[@]}"; do args+=(-r "$f"); done
+  if python3 -m pip install --disable-pip-version-check -q "${args[@]}"; then
+    echo "install-deps: pip requirements of ${pip_files[*]} present"
+  else
+    echo "install-deps: pip install of ${pip_files[*]} failed" >&2
+    return 1
+  fi
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,6 +55,7 @@ done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
+  install_pip
   exit 0
 fi
 
@@ -48,4 +78,5 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_pip
 echo "install-deps: done"

@@ -9,7 +9,8 @@
 # Exits non-zero when a build or a test failed.
 #
 # Environment: SFAC_JOBS (parallel build/test jobs, default 2), SFAC_SKIP_ASAN=1 (Release only),
-# SFAC_CMAKE_ARGS (extra arguments for both configure steps).
+# SFAC_CMAKE_ARGS (extra arguments for both configure steps), SFAC_BINDINGS (AUTO|ON|OFF for the
+# Release build; default ON: every language binding must build and pass).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -72,7 +73,7 @@ run_tests() {
 start=$SECONDS
 
 # ---- 1. Release build, CUDA AUTO -------------------------------------------------------------
-if build build -DCMAKE_BUILD_TYPE=Release -DSPARSEFAC_CUDA=AUTO; then
+if build build -DCMAKE_BUILD_TYPE=Release -DSPARSEFAC_CUDA=AUTO -DSPARSEFAC_BINDINGS="${SFAC_BINDINGS:-ON}"; then
   run_tests build
 else
   problems+=("Release build failed")
@@ -82,7 +83,7 @@ fi
 # ---- 2. Sanitizer build: ASan + UBSan, Debug, CPU only ---------------------------------------
 if [[ ${SFAC_SKIP_ASAN:-0} != 1 ]]; then
   if build build-asan -DCMAKE_BUILD_TYPE=Debug -DSPARSEFAC_CUDA=OFF -DSPARSEFAC_SANITIZE=ON \
-    -DSPARSEFAC_BUILD_BENCH=OFF; then
+    -DSPARSEFAC_BUILD_BENCH=OFF -DSPARSEFAC_BINDINGS=OFF; then
     # Guard against a silently unsanitized build.
     if ! ldd build-asan/libsparsefac.so | grep -E 'libasan|libubsan' >/dev/null; then
       problems+=("build-asan/libsparsefac.so is not linked against the sanitizer runtimes")

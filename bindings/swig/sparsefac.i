@@ -1,0 +1,28 @@
+/*
+ * The one SWIG interface of libsparsefac. It wraps the public C header unchanged; what differs
+ * between languages (how an output handle `sfac_x** out` comes back, how arrays cross, how the
+ * epoch callback reaches the host language) lives in <lang>.i next to this file, included before
+ * the header so that its typemaps apply to every declaration.
+ *
+ * Users never see this layer: bindings/<lang>/ wraps it in the language's own idioms.
+ */
+%module sparsefac
+
+%{
+#include <sparsefac/sparsefac.h>
+%}
+
+%include <stdint.i>
+
+#if defined(SWIGPYTHON)
+%include "python.i"
+#elif defined(SWIGJAVA)
+%include "java.i"
+#elif defined(SWIGGO)
+%include "go.i"
+#elif defined(SWIGR)
+%include "r.i"
+#endif
+
+#define SFAC_API
+%include <sparsefac/sparsefac.h>
