@@ -1,0 +1,70 @@
+"""Context: the backend (CPU or CUDA), its device, threads and seed."""
+
+import threading
+
+from . import _core
+from ._lib import Handle, enum_name, enum_value
+
+BACKENDS = {"auto": _core.SFAC_BACKEND_AUTO, "cpu": _core.SFAC_BACKEND_CPU,
+            "cuda": _core.SFAC_BACKEND_CUDA}
+
+
+class Context(Handle):
+    """Where work runs. `backend` is "auto" (CUDA when usable for everything, else CPU), "cpu"
+    or "cuda"; `threads=0` uses every core; `seed` drives every random choice (initialization,
+    shuffles, synthetic data). Usable as a context manager; objects made from a context stay
+    valid after it is closed."""
+
+    _destroy = staticmethod(_core.sfac_context_destroy)
+    _kind = "Context"
+
+    def __init__(self, backend="auto", device=0, threads=0, seed=0):
+        code = enum_value("backend", backend, BACKENDS)
+        Handle.__init__(self, _core.sfac_context_create(code, int(device), int(threads),
+                                                        int(seed)))
+
+    @property
+    def backend(self):
+        return enum_name(_core.sfac_context_get_backend(self._h), BACKENDS)
+
+    @property
+    def device_name(self):
+        return _core.sfac_context_get_device_name(self._h)
+
+    @property
+    def threads(self):
+        return _core.sfac_context_get_num_threads(self._h)
+
+    @property
+    def seed(self):
+        return _core.sfac_context_get_seed(self._h)
+
+    def synchronize(self):
+        _core.sfac_context_synchronize(self._h)
+
+    def __repr__(self):
+        if self.closed:
+            return "<sparsefac.Context (closed)>"
+        return (f"<sparsefac.Context backend={self.backend!r} device={self.device_name!r} "
+                f"threads={self.threads} seed={self.seed}>")
+
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def default_context():
+    """The context used when none is given: CPU-or-CUDA ("auto"), all cores, seed 0."""
+    global _default
+    with _default_lock:
+        if _default is None or _default.closed:
+            _default = Context("auto")
+        return _default
+
+
+def resolve(context):
+    return default_context() if context is None else context
+
+
+def cuda_device_count():
+    return _core.sfac_cuda_device_count()

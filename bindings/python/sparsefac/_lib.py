@@ -1,0 +1,108 @@
+"""Access to the generated module: error hook, enum values and array conversions shared by
+the idiomatic classes."""
+
+import numpy as np
+
+from . import _core
+from ._errors import ClosedObjectError, OutOfRangeError, make_error
+
+_core.sfacpy_set_error_factory(make_error)
+
+_INT32_MIN = np.iinfo(np.int32).min
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def enum_value(name, value, table):
+    """Maps a lower-case option string (or the enum's int) to the C enum value."""
+    if isinstance(value, str):
+        key = value.lower()
+        if key in table:
+            return table[key]
+    elif isinstance(value, (int, np.integer)) and int(value) in table.values():
+        return int(value)
+    choices = ", ".join(repr(k) for k in table)
+    raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+
+def enum_name(value, table):
+    for key, val in table.items():
+        if val == value:
+            return key
+    return str(value)
+
+
+def as_int32(values, name):
+    """A C-contiguous int32 array; no copy when `values` already is one. Wider integers are
+    range-checked so that a large id is an error instead of silently wrapping around."""
+    arr = np.asarray(values)
+    if arr.dtype == np.int32:
+        return np.ascontiguousarray(arr).reshape(-1)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int32)
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
+    lo, hi = arr.min(), arr.max()
+    if lo < _INT32_MIN or hi > _INT32_MAX:
+        bad = lo if lo < _INT32_MIN else hi
+        raise OutOfRangeError(f"{name} holds {bad}, outside the int32 index range",
+                              "out of range", 3)
+    return np.ascontiguousarray(arr, dtype=np.int32).reshape(-1)
+
+
+def as_int64(values, name):
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.int64).reshape(-1)
+
+
+def as_float32(values, name):
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "fiub":
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+class Handle:
+    """Owns one library handle; `close()` (or leaving a `with` block, or garbage collection)
+    destroys it exactly once. Using a closed object raises ClosedObjectError."""
+
+    _destroy = None  # the sfac_*_destroy function of the subclass
+    _kind = "object"
+
+    def __init__(self, ptr):
+        self._ptr = ptr
+
+    @property
+    def _h(self):
+        ptr = getattr(self, "_ptr", None)
+        if ptr is None:
+            raise ClosedObjectError(f"this {self._kind} is closed", "invalid handle", 2)
+        return ptr
+
+    @property
+    def closed(self):
+        return getattr(self, "_ptr", None) is None
+
+    def close(self):
+        ptr = getattr(self, "_ptr", None)
+        if ptr is not None:
+            self._ptr = None
+            type(self)._destroy(ptr)
+
+    def __enter__(self):
+        self._h  # entering a closed object is an error
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass  # interpreter shutdown: the module may already be gone

@@ -1,0 +1,262 @@
+"""SparseMatrix (COO/CSR/CSC arrays, scipy.sparse, files) and IdMap."""
+
+import os
+
+import numpy as np
+
+from . import _core
+from ._context import resolve
+from ._lib import Handle, as_float32, as_int32, as_int64, enum_value
+
+FORMATS = {"auto": _core.SFAC_FORMAT_AUTO, "matrix_market": _core.SFAC_FORMAT_MATRIX_MARKET,
+           "triplets": _core.SFAC_FORMAT_TRIPLETS,
+           "movielens_dat": _core.SFAC_FORMAT_MOVIELENS_DAT, "csv": _core.SFAC_FORMAT_CSV}
+
+
+def _flags(sum_duplicates):
+    return _core.SFAC_SPARSE_SUM_DUPLICATES if sum_duplicates else _core.SFAC_SPARSE_DEFAULT
+
+
+def _shape2(shape):
+    if shape is None or len(shape) != 2:
+        raise ValueError(f"shape must be (rows, cols), got {shape!r}")
+    return int(shape[0]), int(shape[1])
+
+
+def _checked_values(values, nnz, name="values"):
+    if values is None:
+        return None
+    vals = as_float32(values, name).reshape(-1)
+    if vals.size != nnz:
+        raise ValueError(f"{name} has {vals.size} entries, expected {nnz}")
+    return vals
+
+
+def is_scipy_sparse(obj):
+    try:
+        import scipy.sparse as sp
+    except ImportError:
+        return False
+    return sp.issparse(obj)
+
+
+class SparseMatrix(Handle):
+    """A sparse float32 matrix held by the library (on the context's device). Entries are kept
+    sorted by (row, column). Build one with `from_coo`, `from_csr`, `from_csc`, `from_scipy`
+    or `read`; get the data back with `to_coo`, `to_csr`, `to_csc` or `to_scipy`."""
+
+    _destroy = staticmethod(_core.sfac_sparse_destroy)
+    _kind = "SparseMatrix"
+
+    def __init__(self, ptr, context):
+        Handle.__init__(self, ptr)
+        self.context = context
+        self.row_ids = None  # IdMap when read with remap_ids=True
+        self.col_ids = None
+
+    # ---- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def from_coo(cls, rows, cols, values=None, shape=None, sum_duplicates=False, context=None):
+        """From triplets in any order. values=None makes a pattern matrix (all ones). shape
+        defaults to (max row + 1, max col + 1)."""
+        r = as_int32(rows, "rows")
+        c = as_int32(cols, "cols")
+        if r.size != c.size:
+            raise ValueError(f"rows has {r.size} entries but cols has {c.size}")
+        if shape is None:
+            shape = (int(r.max()) + 1 if r.size else 0, int(c.max()) + 1 if c.size else 0)
+        m, n = _shape2(shape)
+        vals = _checked_values(values, r.size)
+        ctx = resolve(context)
+        ptr = _core.sfac_sparse_create_coo(ctx._h, m, n, r.size, r, c, vals,
+                                           _flags(sum_duplicates))
+        return cls(ptr, ctx)
+
+    @classmethod
+    def from_csr(cls, indptr, indices, values, shape, sum_duplicates=False, context=None):
+        m, n = _shape2(shape)
+        offsets = as_int64(indptr, "indptr")
+        if offsets.size != m + 1:
+            raise ValueError(f"indptr has {offsets.size} entries, expected rows + 1 = {m + 1}")
+        idx = as_int32(indices, "indices")
+        if int(offsets[-1]) > idx.size:
+            raise ValueError(f"indptr[-1] = {int(offsets[-1])} exceeds the {idx.size} indices")
+        vals = _checked_values(values, idx.size)
+        ctx = resolve(context)
+        return cls(_core.sfac_sparse_create_csr(ctx._h, m, n, offsets, idx, vals,
+                                                _flags(sum_duplicates)), ctx)
+
+    @classmethod
+    def from_csc(cls, indptr, indices, values, shape, sum_duplicates=False, context=None):
+        m, n = _shape2(shape)
+        offsets = as_int64(indptr, "indptr")
+        if offsets.size != n + 1:
+            raise ValueError(f"indptr has {offsets.size} entries, expected cols + 1 = {n + 1}")
+        idx = as_int32(indices, "indices")
+        if int(offsets[-1]) > idx.size:
+            raise ValueError(f"indptr[-1] = {int(offsets[-1])} exceeds the {idx.size} indices")
+        vals = _checked_values(values, idx.size)
+        ctx = resolve(context)
+        return cls(_core.sfac_sparse_create_csc(ctx._h, m, n, offsets, idx, vals,
+                                                _flags(sum_duplicates)), ctx)
+
+    @classmethod
+    def from_scipy(cls, matrix, context=None):
+        """From any scipy.sparse matrix or array; duplicates are summed, as scipy does."""
+        if not is_scipy_sparse(matrix):
+            raise TypeError(f"expected a scipy.sparse matrix, got {type(matrix).__name__}")
+        shape = matrix.shape
+        if matrix.format == "csc":
+            return cls.from_csc(matrix.indptr, matrix.indices, matrix.data, shape, True, context)
+        if matrix.format != "csr":
+            matrix = matrix.tocsr()
+        return cls.from_csr(matrix.indptr, matrix.indices, matrix.data, shape, True, context)
+
+    @classmethod
+    def read(cls, path, format="auto", remap_ids=False, one_based=False, sum_duplicates=False,
+             context=None):
+        """Reads Matrix Market, triplet (LIBMF, MovieLens u.data), MovieLens ratings.dat or CSV
+        ratings. With remap_ids=True each side's distinct ids become 0..n-1 and the matrix's
+        `row_ids` / `col_ids` are IdMaps back to the file's ids."""
+        fmt = enum_value("format", format, FORMATS)
+        flags = _flags(sum_duplicates)
+        if remap_ids:
+            flags |= _core.SFAC_READ_REMAP_IDS
+        if one_based:
+            flags |= _core.SFAC_READ_ONE_BASED
+        ctx = resolve(context)
+        ptr, rmap, cmap = _core.sfac_read_sparse(ctx._h, os.fspath(path), fmt, flags)
+        matrix = cls(ptr, ctx)
+        matrix.row_ids = IdMap(rmap) if rmap is not None else None
+        matrix.col_ids = IdMap(cmap) if cmap is not None else None
+        return matrix
+
+    def like(self, values=None):
+        """A matrix with this pattern and its own values (row-major order; None = zeros)."""
+        vals = _checked_values(values, self.nnz)
+        return SparseMatrix(_core.sfac_sparse_create_like(self._h, vals), self.context)
+
+    # ---- queries ---------------------------------------------------------------------------
+
+    @property
+    def shape(self):
+        rows, cols, _ = _core.sfac_sparse_get_shape(self._h)
+        return (rows, cols)
+
+    @property
+    def nnz(self):
+        return _core.sfac_sparse_get_shape(self._h)[2]
+
+    def to_coo(self):
+        """(rows int32, cols int32, values float32), sorted by (row, column)."""
+        nnz = self.nnz
+        r = np.empty(nnz, np.int32)
+        c = np.empty(nnz, np.int32)
+        v = np.empty(nnz, np.float32)
+        _core.sfac_sparse_download_coo(self._h, r, c, v)
+        return r, c, v
+
+    def to_csr(self):
+        """(indptr int64, indices int32, values float32)."""
+        rows, _, nnz = _core.sfac_sparse_get_shape(self._h)
+        p = np.empty(rows + 1, np.int64)
+        i = np.empty(nnz, np.int32)
+        v = np.empty(nnz, np.float32)
+        _core.sfac_sparse_download_csr(self._h, p, i, v)
+        return p, i, v
+
+    def to_csc(self):
+        """(indptr int64, indices int32, values float32), sorted by (column, row)."""
+        _, cols, nnz = _core.sfac_sparse_get_shape(self._h)
+        p = np.empty(cols + 1, np.int64)
+        i = np.empty(nnz, np.int32)
+        v = np.empty(nnz, np.float32)
+        _core.sfac_sparse_download_csc(self._h, p, i, v)
+        return p, i, v
+
+    def to_scipy(self, format="csr"):
+        import scipy.sparse as sp
+
+        if format == "csc":
+            p, i, v = self.to_csc()
+            return sp.csc_matrix((v, i, p), shape=self.shape)
+        if format == "coo":
+            r, c, v = self.to_coo()
+            return sp.coo_matrix((v, (r, c)), shape=self.shape)
+        if format != "csr":
+            raise ValueError(f"format must be 'csr', 'csc' or 'coo', got {format!r}")
+        p, i, v = self.to_csr()
+        return sp.csr_matrix((v, i, p), shape=self.shape)
+
+    def to_dense(self):
+        r, c, v = self.to_coo()
+        out = np.zeros(self.shape, np.float32)
+        out[r, c] = v
+        return out
+
+    @property
+    def values(self):
+        """The values in row-major order (a copy)."""
+        v = np.empty(self.nnz, np.float32)
+        _core.sfac_sparse_download_coo(self._h, None, None, v)
+        return v
+
+    @values.setter
+    def values(self, values):
+        self.set_values(values)
+
+    def set_values(self, values):
+        """Replaces the nnz values (row-major order); they must be finite."""
+        _core.sfac_sparse_set_values(self._h, _checked_values(values, self.nnz))
+
+    def write_matrix_market(self, path):
+        _core.sfac_write_matrix_market(self._h, os.fspath(path))
+
+    def __repr__(self):
+        if self.closed:
+            return "<sparsefac.SparseMatrix (closed)>"
+        rows, cols, nnz = _core.sfac_sparse_get_shape(self._h)
+        return f"<sparsefac.SparseMatrix {rows}x{cols}, nnz={nnz}>"
+
+
+class IdMap(Handle):
+    """Map from dense 0-based indices to a file's original ids (ascending)."""
+
+    _destroy = staticmethod(_core.sfac_idmap_destroy)
+    _kind = "IdMap"
+
+    def __len__(self):
+        return _core.sfac_idmap_get_size(self._h)
+
+    @property
+    def ids(self):
+        """original id of every index, int64."""
+        out = np.empty(len(self), np.int64)
+        _core.sfac_idmap_get_ids(self._h, out)
+        return out
+
+    def lookup(self, original_ids):
+        """Indices of these original ids; -1 for ids that did not occur in the file."""
+        ids = as_int64(original_ids, "original_ids")
+        out = np.empty(ids.size, np.int32)
+        _core.sfac_idmap_lookup(self._h, ids.size, ids, out)
+        return out
+
+    def __repr__(self):
+        if self.closed:
+            return "<sparsefac.IdMap (closed)>"
+        return f"<sparsefac.IdMap {len(self)} ids>"
+
+
+def as_sparse(obj, context=None, name="matrix"):
+    """SparseMatrix as is; scipy.sparse converted (on `context`)."""
+    if isinstance(obj, SparseMatrix):
+        obj._h
+        return obj
+    if is_scipy_sparse(obj):
+        return SparseMatrix.from_scipy(obj, context)
+    if obj is None:
+        raise TypeError(f"{name} must be a SparseMatrix or a scipy.sparse matrix, not None")
+    raise TypeError(f"{name} must be a SparseMatrix or a scipy.sparse matrix, "
+                    f"got {type(obj).__name__}")

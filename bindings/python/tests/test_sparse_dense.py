@@ -1,0 +1,229 @@
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sparsefac as sf
+
+
+def random_coo(rng, m, n, density):
+    dense = rng.random((m, n)) < density
+    r, c = np.nonzero(dense)
+    perm = rng.permutation(r.size)
+    return r[perm], c[perm], rng.standard_normal(r.size).astype(np.float32)
+
+
+def test_coo_roundtrip_sorted(ctx, rng):
+    r, c, v = random_coo(rng, 40, 30, 0.2)
+    m = sf.SparseMatrix.from_coo(r, c, v, shape=(40, 30), context=ctx)
+    assert m.shape == (40, 30) and m.nnz == r.size
+    rr, cc, vv = m.to_coo()
+    order = np.lexsort((c, r))
+    np.testing.assert_array_equal(rr, r[order])
+    np.testing.assert_array_equal(cc, c[order])
+    np.testing.assert_array_equal(vv, v[order])
+    assert rr.dtype == np.int32 and vv.dtype == np.float32
+    ref = np.zeros((40, 30), np.float32)
+    ref[r, c] = v
+    np.testing.assert_array_equal(m.to_dense(), ref)
+    np.testing.assert_array_equal(m.to_scipy().toarray(), ref)
+    np.testing.assert_array_equal(m.to_scipy("csc").toarray(), ref)
+    np.testing.assert_array_equal(m.to_scipy("coo").toarray(), ref)
+
+
+def test_scipy_in_all_formats(ctx, rng):
+    ref = sp.random(50, 20, density=0.15, random_state=3, format="csr", dtype=np.float64)
+    for fmt in ("csr", "csc", "coo"):
+        m = sf.SparseMatrix.from_scipy(ref.asformat(fmt), context=ctx)
+        np.testing.assert_allclose(m.to_dense(), ref.toarray().astype(np.float32))
+        p, i, v = m.to_csc()
+        csc = ref.tocsc()
+        csc.sort_indices()
+        np.testing.assert_array_equal(p, csc.indptr)
+        np.testing.assert_array_equal(i, csc.indices)
+
+
+def test_scipy_duplicates_are_summed_like_scipy(ctx):
+    coo = sp.coo_matrix(([1.0, 2.0, 5.0], ([0, 0, 1], [1, 1, 2])), shape=(2, 3))
+    m = sf.SparseMatrix.from_scipy(coo, context=ctx)
+    np.testing.assert_array_equal(m.to_dense(), coo.toarray())
+    assert m.nnz == 2
+    with pytest.raises(sf.DuplicateEntryError, match=r"duplicate"):
+        sf.SparseMatrix.from_coo([0, 0], [1, 1], [1.0, 2.0], shape=(2, 3), context=ctx)
+
+
+def test_pattern_matrix_and_values(ctx):
+    m = sf.SparseMatrix.from_coo([2, 0, 1], [0, 2, 1], shape=(3, 3), context=ctx)
+    np.testing.assert_array_equal(m.values, [1, 1, 1])
+    m.values = [4.0, 5.0, 6.0]
+    np.testing.assert_array_equal(m.to_coo()[2], [4, 5, 6])
+    like = m.like()
+    np.testing.assert_array_equal(like.values, [0, 0, 0])
+    np.testing.assert_array_equal(like.to_coo()[1], m.to_coo()[1])
+    with pytest.raises(ValueError, match="3"):
+        m.set_values([1.0, 2.0])
+    with pytest.raises(sf.InvalidValueError):
+        m.set_values([1.0, np.nan, 2.0])
+
+
+def test_csr_csc_constructors(ctx):
+    dense = np.array([[0, 1.5, 0], [2, 0, 3], [0, 0, 0], [0, 4, 0]], np.float32)
+    csr = sp.csr_matrix(dense)
+    m = sf.SparseMatrix.from_csr(csr.indptr, csr.indices, csr.data, csr.shape, context=ctx)
+    np.testing.assert_array_equal(m.to_dense(), dense)
+    csc = sp.csc_matrix(dense)
+    m2 = sf.SparseMatrix.from_csc(csc.indptr, csc.indices, csc.data, csc.shape, context=ctx)
+    np.testing.assert_array_equal(m2.to_dense(), dense)
+    p, i, v = m2.to_csr()
+    np.testing.assert_array_equal(p, csr.indptr)
+    with pytest.raises(ValueError, match="indptr"):
+        sf.SparseMatrix.from_csr([0, 1], [0], [1.0], (3, 3), context=ctx)
+
+
+@pytest.mark.parametrize("rows,cols,vals,shape,exc,pattern", [
+    ([0, 1], [0, 5], [1, 2], (2, 3), IndexError, r"col_indices\[1\] = 5"),
+    ([0, -1], [0, 1], [1, 2], (2, 3), IndexError, r"row_indices\[1\] = -1"),
+    ([0, 1], [0, 1], [1, np.nan], (2, 3), ValueError, r"values\[1\]"),
+    ([0, 1], [0, 1], [1, np.inf], (2, 3), ValueError, r"values\[1\]"),
+    ([0, 1], [0, 1, 2], [1, 2], (2, 3), ValueError, r"rows has 2 entries but cols has 3"),
+    ([0, 1], [0, 1], [1, 2, 3], (2, 3), ValueError, r"values has 3 entries"),
+    ([0, 2**40], [0, 1], [1, 2], (2, 3), IndexError, r"int32"),
+    ([0, 1], [0, 1], [1, 2], (-2, 3), ValueError, r"rows"),
+])
+def test_bad_coo_input(ctx, rows, cols, vals, shape, exc, pattern):
+    with pytest.raises(exc, match=pattern) as info:
+        sf.SparseMatrix.from_coo(rows, cols, vals, shape=shape, context=ctx)
+    assert isinstance(info.value, sf.SparsefacError) or exc is ValueError
+
+
+def test_library_error_carries_status(ctx):
+    with pytest.raises(sf.SparsefacError) as info:
+        sf.SparseMatrix.from_coo([0], [7], [1.0], shape=(1, 3), context=ctx)
+    err = info.value
+    assert isinstance(err, sf.OutOfRangeError) and isinstance(err, IndexError)
+    assert err.status == "out of range" and err.code == 3
+    assert "col_indices[0] = 7" in err.message
+
+
+def test_wrong_dtypes_raise_type_error(ctx):
+    with pytest.raises(TypeError, match="integers"):
+        sf.SparseMatrix.from_coo(["a"], [0], [1.0], shape=(1, 1), context=ctx)
+    with pytest.raises(TypeError, match="numbers"):
+        sf.SparseMatrix.from_coo([0], [0], ["x"], shape=(1, 1), context=ctx)
+    with pytest.raises(TypeError, match="scipy"):
+        sf.SparseMatrix.from_scipy(np.eye(2), context=ctx)
+
+
+def test_closed_objects_raise_never_crash(ctx):
+    m = sf.SparseMatrix.from_coo([0], [0], [1.0], shape=(1, 1), context=ctx)
+    m.close()
+    m.close()  # idempotent
+    assert m.closed and "closed" in repr(m)
+    for op in (lambda: m.shape, m.to_coo, m.to_scipy, lambda: m.like(), lambda: m.values):
+        with pytest.raises(sf.ClosedObjectError, match="closed"):
+            op()
+    with pytest.raises(ValueError):
+        m.nnz
+    c = sf.Context("cpu")
+    c.close()
+    with pytest.raises(sf.InvalidHandleError):
+        sf.SparseMatrix.from_coo([0], [0], [1.0], shape=(1, 1), context=c)
+    with pytest.raises(sf.ClosedObjectError):
+        c.backend
+    d = sf.DenseMatrix(np.ones((2, 2)), context=ctx)
+    with d:
+        pass
+    with pytest.raises(sf.ClosedObjectError):
+        d.to_numpy()
+    with pytest.raises(sf.ClosedObjectError):
+        with d:
+            pass
+
+
+def test_matrix_outlives_context():
+    c = sf.Context("cpu", seed=1)
+    m = sf.SparseMatrix.from_coo([0, 1], [1, 0], [2.0, 3.0], shape=(2, 2), context=c)
+    c.close()
+    np.testing.assert_array_equal(m.to_dense(), [[0, 2], [3, 0]])
+
+
+def test_read_csv_with_id_maps(ctx, tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_text("user,item,rating\n1001,7,4.5\n42,7,3\n1001,99,1\n")
+    m = sf.SparseMatrix.read(path, remap_ids=True, context=ctx)
+    assert m.shape == (2, 2) and m.nnz == 3
+    np.testing.assert_array_equal(m.row_ids.ids, [42, 1001])
+    np.testing.assert_array_equal(m.col_ids.ids, [7, 99])
+    np.testing.assert_array_equal(m.row_ids.lookup([1001, 5, 42]), [1, -1, 0])
+    np.testing.assert_array_equal(m.to_dense(), [[3, 0], [4.5, 1]])
+    assert "2 ids" in repr(m.row_ids)
+    plain = sf.SparseMatrix.read(tmp_path / "ratings.csv", context=ctx)
+    assert plain.shape == (1002, 100) and plain.row_ids is None
+
+
+def test_matrix_market_roundtrip(ctx, tmp_path, rng):
+    r, c, v = random_coo(rng, 12, 9, 0.3)
+    m = sf.SparseMatrix.from_coo(r, c, v, shape=(12, 9), context=ctx)
+    path = os.fspath(tmp_path / "m.mtx")
+    m.write_matrix_market(path)
+    back = sf.SparseMatrix.read(path, context=ctx)
+    np.testing.assert_array_equal(back.to_dense(), m.to_dense())
+    import scipy.io
+    np.testing.assert_array_equal(scipy.io.mmread(path).toarray().astype(np.float32), m.to_dense())
+
+
+def test_unreadable_and_malformed_files(ctx, tmp_path):
+    with pytest.raises(OSError, match="cannot open") as info:
+        sf.SparseMatrix.read(tmp_path / "missing.mtx", context=ctx)
+    assert isinstance(info.value, sf.SparsefacIOError)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("u,i,r\n1,2,3\n4,5\n")
+    with pytest.raises(sf.ParseError, match=r"bad.csv:3"):
+        sf.SparseMatrix.read(bad, context=ctx)
+    with pytest.raises(ValueError, match="format"):
+        sf.SparseMatrix.read(bad, format="xml", context=ctx)
+
+
+def test_dense_roundtrip_and_errors(ctx, rng):
+    a = rng.standard_normal((7, 5))
+    d = sf.DenseMatrix(a, context=ctx)
+    assert d.shape == (7, 5) and d.dtype == "float32"
+    np.testing.assert_array_equal(d.to_numpy(), a.astype(np.float32))
+    np.testing.assert_array_equal(np.asarray(d), a.astype(np.float32))
+    d.upload(np.zeros((7, 5)))
+    assert not d.to_numpy().any()
+    with pytest.raises(ValueError, match="shape"):
+        d.upload(np.zeros((5, 7)))
+    with pytest.raises(sf.InvalidValueError):
+        d.upload(np.full((7, 5), np.nan))
+    with pytest.raises(ValueError, match="2-D"):
+        sf.DenseMatrix(np.zeros(3), context=ctx)
+    z = sf.DenseMatrix.zeros(3, 4, context=ctx)
+    assert z.shape == (3, 4) and not z.to_numpy().any()
+    assert repr(z) == "<sparsefac.DenseMatrix 3x4 float32>"
+    with pytest.raises(ValueError, match="dtype"):
+        sf.DenseMatrix(a, dtype="int8", context=ctx)
+
+
+def test_half_storage_needs_cuda(ctx):
+    if ctx.backend != "cpu":
+        pytest.skip("CPU context expected")
+    with pytest.raises(sf.UnsupportedError) as info:
+        sf.DenseMatrix(np.ones((2, 2)), dtype="bfloat16", context=ctx)
+    assert isinstance(info.value, NotImplementedError)
+
+
+def test_context_properties_and_repr():
+    with sf.Context("cpu", threads=1, seed=99) as c:
+        assert c.backend == "cpu" and c.threads == 1 and c.seed == 99
+        assert "CPU" in c.device_name
+        assert "seed=99" in repr(c)
+        c.synchronize()
+    with pytest.raises(ValueError, match="backend"):
+        sf.Context("tpu")
+    if sf.cuda_device_count() == 0:
+        with pytest.raises((sf.UnsupportedError, sf.DeviceError)):
+            sf.Context("cuda")
+    assert sf.Context("auto").backend in ("cpu", "cuda")
+    assert '"version"' in sf.build_info()

@@ -1,0 +1,291 @@
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sparsefac as sf
+
+
+def fit_als(train, iterations=15, **kw):
+    model = sf.AlternatingLeastSquares(factors=8, iterations=iterations, regularization=0.01,
+                                       num_threads=2, **kw)
+    return model.fit(train)
+
+
+def test_als_reaches_planted_noise(explicit_data):
+    train, test, _, _ = explicit_data
+    model = fit_als(train)
+    rmse, mae = model.evaluate(test)
+    # noise 0.1 is the floor; estimation error of rank 8 from ~45 ratings per user adds a little
+    assert 0.09 < rmse < 0.14, rmse
+    assert 0.07 < mae < rmse
+    test_std = np.std(test.values)
+    assert rmse < 0.2 * test_std
+    # evaluate agrees with predict on the same pairs
+    r, c, v = test.to_coo()
+    pred = model.predict(r, c)
+    assert pred.dtype == np.float32 and pred.shape == r.shape
+    np.testing.assert_allclose(np.sqrt(np.mean((pred.astype(np.float64) - v) ** 2)), rmse,
+                               rtol=1e-5)
+    # and with the factors
+    u, i = model.user_factors, model.item_factors
+    assert u.shape == (2000, 8) and i.shape == (1000, 8)
+    np.testing.assert_allclose(pred, np.einsum("ij,ij->i", u[r], i[c]), rtol=1e-4, atol=1e-5)
+    assert np.isscalar(model.predict(3, 4)) or model.predict(3, 4).shape == ()
+
+
+def test_sgd_and_biases_learn(explicit_data):
+    train, test, _, _ = explicit_data
+    sgd = sf.SGD(factors=8, iterations=60, learning_rate=0.1, regularization=0.02, num_threads=2)
+    sgd.fit(train)
+    rmse, _ = sgd.evaluate(test)
+    assert rmse < 0.45 * np.std(test.values), rmse
+    als = fit_als(train, use_biases=True)
+    mean, ub, ib = als.biases()
+    assert ub.shape == (2000,) and ib.shape == (1000,)
+    assert als.evaluate(test)[0] < 0.15
+    assert fit_als(train, iterations=1).biases() is None
+
+
+def test_validation_and_callback_early_stop(explicit_data):
+    train, test, _, _ = explicit_data
+    seen = []
+
+    def cb(epoch, loss, val_rmse, seconds):
+        seen.append((epoch, loss, val_rmse, seconds))
+        return epoch == 3
+
+    model = sf.AlternatingLeastSquares(factors=8, iterations=10, num_threads=2)
+    model.fit(train, validation=test, callback=cb)
+    assert [s[0] for s in seen] == [1, 2, 3]
+    losses = [s[1] for s in seen]
+    assert losses[0] > losses[1] > losses[2] > 0
+    assert all(np.isfinite(s[2]) and s[3] >= 0 for s in seen)
+    np.testing.assert_allclose(seen[-1][2], model.evaluate(test)[0], rtol=1e-6)
+
+
+def test_callback_exception_is_chained(explicit_data):
+    train, _, _, _ = explicit_data
+
+    class Boom(Exception):
+        pass
+
+    def cb(epoch, *_):
+        if epoch == 2:
+            raise Boom("stop here")
+
+    model = sf.AlternatingLeastSquares(factors=4, iterations=5, num_threads=2)
+    with pytest.raises(sf.CallbackError) as info:
+        model.fit(train, callback=cb)
+    assert isinstance(info.value.__cause__, Boom)
+    assert info.value.code == 14 and "epoch 2" in info.value.message
+    with pytest.raises(sf.ClosedObjectError, match="not fitted"):
+        model.user_factors
+    with pytest.raises(TypeError):
+        model.fit(train, callback=42)
+
+
+def test_keyboard_interrupt_in_callback_propagates(explicit_data):
+    train, _, _, _ = explicit_data
+
+    def cb(epoch, *_):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sf.AlternatingLeastSquares(factors=4, iterations=5).fit(train, callback=cb)
+
+
+def test_training_in_thread_with_callback(explicit_data):
+    # the trampoline re-acquires the GIL from whatever thread the trainer reports on
+    train, test, _, _ = explicit_data
+    epochs, errors = [], []
+
+    def work():
+        try:
+            sf.AlternatingLeastSquares(factors=8, iterations=4, num_threads=1).fit(
+                train, callback=lambda e, *_: epochs.append(e))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and sorted(epochs) == [1, 1, 2, 2, 3, 3, 4, 4]
+
+
+def test_recommend_matches_numpy_and_excludes_seen(explicit_data):
+    train, _, _, _ = explicit_data
+    model = fit_als(train, iterations=5)
+    u, v = model.user_factors.astype(np.float64), model.item_factors.astype(np.float64)
+    csr = train.to_scipy()
+    users = np.array([0, 5, 17, 1999])
+    ids, scores = model.recommend(users, N=10)
+    assert ids.shape == (4, 10) and scores.dtype == np.float32
+    for row, user in enumerate(users):
+        seen = set(csr.indices[csr.indptr[user]:csr.indptr[user + 1]])
+        assert seen and not seen & set(ids[row])
+        s = u[user] @ v.T
+        s[list(seen)] = -np.inf
+        expect = np.argsort(-s, kind="stable")[:10]
+        np.testing.assert_array_equal(ids[row], expect)
+        np.testing.assert_allclose(scores[row], s[expect], rtol=1e-4, atol=1e-5)
+    # unfiltered single user: the plain argsort of all items, 1-D results
+    one_ids, one_scores = model.recommend(5, N=3, filter_already_liked_items=False)
+    assert one_ids.shape == (3,)
+    np.testing.assert_array_equal(one_ids, np.argsort(-(u[5] @ v.T), kind="stable")[:3])
+    # explicit exclusion matrix (scipy), restricted candidates, padding
+    only = np.array([3, 9, 11])
+    r_ids, r_scores = model.recommend(5, user_items=sp.csr_matrix((2000, 1000)), N=5,
+                                      items=only)
+    assert set(r_ids[:3]) == set(only) and list(r_ids[3:]) == [-1, -1]
+    assert np.all(np.isneginf(r_scores[3:]))
+    with pytest.raises(IndexError):
+        model.recommend(2000)
+    with pytest.raises(IndexError):
+        model.recommend(0, items=[5000])
+
+
+def test_similar_items_cosine(explicit_data):
+    train, _, _, _ = explicit_data
+    model = fit_als(train, iterations=3)
+    v = model.item_factors.astype(np.float64)
+    norm = v / np.linalg.norm(v, axis=1, keepdims=True)
+    ids, scores = model.similar_items(7, N=5)
+    cos = norm @ norm[7]
+    cos[7] = -np.inf
+    np.testing.assert_array_equal(ids, np.argsort(-cos, kind="stable")[:5])
+    np.testing.assert_allclose(scores, cos[ids], rtol=1e-4)
+    assert model.similar_items([1, 2], N=4)[0].shape == (2, 4)
+
+
+def test_save_load_identical(explicit_data, tmp_path):
+    train, test, _, _ = explicit_data
+    model = fit_als(train, iterations=3, use_biases=True)
+    path = tmp_path / "m.sfm"
+    model.save(path)
+    loaded = sf.load_model(path)
+    assert type(loaded) is sf.AlternatingLeastSquares and loaded.shape == (2000, 1000, 8)
+    r, c, _ = test.to_coo()
+    np.testing.assert_array_equal(loaded.predict(r, c), model.predict(r, c))
+    assert loaded.evaluate(test) == model.evaluate(test)
+    np.testing.assert_array_equal(loaded.item_factors, model.item_factors)
+    assert sf.AlternatingLeastSquares.load(path).shape == loaded.shape
+    with pytest.raises(sf.SparsefacError, match="AlternatingLeastSquares model"):
+        sf.SGD.load(path)
+    assert "fitted: 2000 users x 1000 items" in repr(loaded)
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(OSError):
+        sf.load_model(tmp_path / "none.sfm")
+    junk = tmp_path / "junk.sfm"
+    junk.write_bytes(b"not a model at all" * 10)
+    with pytest.raises(sf.SparsefacError) as info:
+        sf.load_model(junk)
+    assert info.value.status in ("parse error", "I/O error")
+
+
+def test_fold_in_reproduces_training_user(explicit_data):
+    train, _, _, _ = explicit_data
+    model = fit_als(train, iterations=25)
+    csr = train.to_scipy()
+    user = 12
+    row = csr[user]
+    folded = model.recalculate_user(user, row)
+    # the reference: the weighted-lambda normal equations against the final item factors
+    v = model.item_factors.astype(np.float64)[row.indices]
+    lam = 0.01 * row.nnz
+    expect = np.linalg.solve(v.T @ v + lam * np.eye(8), v.T @ row.data)
+    np.testing.assert_allclose(folded, expect, rtol=1e-4, atol=1e-5)
+    # converged ALS: the user's own factors are the same solution
+    np.testing.assert_allclose(folded, model.user_factors[user], rtol=2e-3, atol=2e-3)
+    # items + ratings form, new user, replace
+    same = model.recalculate_user(None, row.indices, row.data)
+    np.testing.assert_allclose(same, folded, rtol=1e-6)
+    model.recalculate_user(3, row, replace=True)
+    np.testing.assert_allclose(model.user_factors[3], folded, rtol=1e-6)
+    with pytest.raises(IndexError):
+        model.recalculate_user(None, [1000], [1.0])
+    with pytest.raises(ValueError):
+        model.recalculate_user(None, [1, 2], [1.0])
+    with pytest.raises(ValueError):
+        model.recalculate_user(None, [1], [np.nan])
+
+
+def test_implicit_als_ranks_well_above_random():
+    ratings, users, items = sf.synthesize_ratings(2000, 1000, 100000, rank=8, noise=1.0,
+                                                  implicit=True, seed=7)
+    train, test = sf.leave_k_out_split(ratings, K=2, seed=1)
+    model = sf.ImplicitALS(factors=16, iterations=15, regularization=0.1, alpha=10.0,
+                           num_threads=2).fit(train)
+    got = model.ranking_metrics(test, K=10)
+    # random ranking: each held-out item lands in the top 10 of ~955 candidates w.p. 10/955
+    random_recall = 10 / (1000 - 45)
+    assert got["recall"] > 2.5 * random_recall, got
+    # the planted factors are the best ranking these data allow; training gets most of it
+    oracle = sf.ImplicitALS(factors=8, iterations=0).fit(train)
+    oracle.user_factors, oracle.item_factors = users, items
+    best = oracle.ranking_metrics(test, K=10)
+    assert got["ndcg"] > 0.7 * best["ndcg"], (got, best)
+    ids, _ = model.recommend(np.arange(5), N=10)
+    csr = train.to_scipy()
+    for user in range(5):
+        assert not set(ids[user]) & set(csr[user].indices)
+
+
+def test_use_cg_solver_agrees(explicit_data):
+    train, test, _, _ = explicit_data
+    cg = sf.AlternatingLeastSquares(factors=8, iterations=15, regularization=0.01,
+                                    use_cg=True, cg_steps=4, num_threads=2).fit(train)
+    assert cg.evaluate(test)[0] < 0.15
+
+
+def test_predict_and_fit_bad_input(explicit_data):
+    train, _, _, _ = explicit_data
+    model = fit_als(train, iterations=1)
+    with pytest.raises(IndexError):
+        model.predict([0, 2000], [0, 0])
+    with pytest.raises(ValueError, match="entries"):
+        model.predict([0, 1, 2], [0, 1])
+    with pytest.raises(ValueError):
+        model.user_factors = np.zeros((3, 8))
+    with pytest.raises(sf.InvalidValueError):
+        model.item_factors = np.full((1000, 8), np.nan)
+    with pytest.raises(sf.InvalidArgumentError):
+        sf.AlternatingLeastSquares(factors=0).fit(train)
+    with pytest.raises(sf.InvalidArgumentError):
+        sf.SGD(learning_rate=-1.0).fit(train)
+    with pytest.raises(TypeError):
+        model.fit(np.eye(3))
+    bad = sp.csr_matrix(([np.nan], ([0], [0])), shape=(3, 3))
+    with pytest.raises(sf.InvalidValueError):
+        model.fit(bad)
+    with pytest.raises(sf.ShapeMismatchError):
+        model.fit(train, validation=sp.csr_matrix((5, 5)))
+    unfitted = sf.SGD()
+    with pytest.raises(sf.ClosedObjectError):
+        unfitted.recommend(0)
+    assert "unfitted" in repr(unfitted)
+    model.close()
+    with pytest.raises(sf.ClosedObjectError):
+        model.predict(0, 0)
+    assert "closed" in repr(model)
+
+
+def test_splits(explicit_data):
+    train, test, _, _ = explicit_data
+    whole = sp.csr_matrix(train.to_scipy() + test.to_scipy())
+    a, b = sf.train_test_split(whole, 0.25, seed=3)
+    assert sp.issparse(a) and a.shape == whole.shape
+    assert a.nnz + b.nnz == whole.nnz and abs(b.nnz / whole.nnz - 0.25) < 0.02
+    assert (a.multiply(b)).nnz == 0
+    np.testing.assert_allclose((a + b).toarray(), whole.toarray())
+    c, d = sf.leave_k_out_split(whole, K=3, seed=3)
+    per_user = np.diff(d.indptr)
+    counts = np.diff(whole.indptr)
+    np.testing.assert_array_equal(per_user, np.where(counts > 3, 3, 0))
+    with pytest.raises(sf.InvalidArgumentError):
+        sf.train_test_split(whole, 1.5)
