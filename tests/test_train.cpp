@@ -1,10 +1,17 @@
 // Trainers on planted data whose best reachable error is known, options and training loop.
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <random>
+#include <thread>
+#include <utility>
 #include <vector>
 
+#include "../src/cpu/sgd_grid.h"
+#include "../src/cpu/simd_kernels.h"
 #include "sfac_test.h"
 
 using namespace sfac_test;
@@ -359,5 +366,159 @@ TEST(Train, EmptyRowsAndColumnsGetZeroFactors) {
       EXPECT_EQ(u[3 * 2 + t], 0.0f);
     }
     for (float x : u) EXPECT_TRUE(std::isfinite(x));
+  }
+}
+
+// ---- Internals of the CPU trainers -------------------------------------------------------------
+// The block grid, its scheduler and the SIMD kernels are header-only, so they are tested here
+// directly: the end-to-end tests above cannot see a sample skipped or a kernel's last lane wrong.
+
+namespace {
+
+struct GridSample {
+  int32_t user;
+  int32_t item;
+  float rating;
+};
+
+}  // namespace
+
+TEST(SgdGrid, ArrangeKeepsEverySampleOnceInItsBlock) {
+  std::mt19937_64 rng(test_seed());
+  const int64_t rows = 1003, cols = 257;
+  std::vector<GridSample> samples;
+  for (int n = 0; n < 20000; ++n) {
+    samples.push_back({static_cast<int32_t>(rng() % rows), static_cast<int32_t>(rng() % cols),
+                       static_cast<float>(n)});  // the rating doubles as a sample id
+  }
+  samples.push_back({0, 0, 20000.0f});  // the corners of the ranges
+  samples.push_back({static_cast<int32_t>(rows - 1), static_cast<int32_t>(cols - 1), 20001.0f});
+  const std::vector<GridSample> original = samples;
+  const sfac::cpu::BlockGrid grid(rows, cols, 7);
+  const std::vector<int64_t> offsets = grid.arrange(samples, rng);
+  ASSERT_EQ(offsets.size(), 50u);
+  EXPECT_EQ(offsets.front(), 0);
+  EXPECT_EQ(offsets.back(), static_cast<int64_t>(original.size()));
+  std::vector<int> seen(original.size(), 0);
+  for (int block = 0; block < grid.blocks(); ++block) {
+    const int row = block / 7, col = block % 7;
+    for (int64_t s = offsets[block]; s < offsets[block + 1]; ++s) {
+      const GridSample& x = samples[static_cast<size_t>(s)];
+      // Block (row, col) holds the users u with row * rows <= 7 u < (row + 1) * rows, the
+      // items likewise.
+      EXPECT_LE(row * rows, 7 * x.user);
+      EXPECT_LT(7 * x.user, (row + 1) * rows);
+      EXPECT_LE(col * cols, 7 * x.item);
+      EXPECT_LT(7 * x.item, (col + 1) * cols);
+      const auto id = static_cast<size_t>(x.rating);
+      ASSERT_LT(id, original.size());
+      EXPECT_EQ(original[id].user, x.user);
+      EXPECT_EQ(original[id].item, x.item);
+      ++seen[id];
+    }
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(original.size()));
+  // Shuffled within blocks: the largest block is not left in input (rating id) order.
+  int largest = 0;
+  for (int b = 1; b < grid.blocks(); ++b) {
+    if (offsets[b + 1] - offsets[b] > offsets[largest + 1] - offsets[largest]) largest = b;
+  }
+  EXPECT_FALSE(
+      std::is_sorted(samples.begin() + offsets[largest], samples.begin() + offsets[largest + 1],
+                     [](const GridSample& a, const GridSample& b) { return a.rating < b.rating; }));
+}
+
+// Four threads over a 9 x 9 grid for three epochs: every block is handed out exactly once per
+// epoch and no two blocks held at the same time share a row or a column range.
+TEST(SgdGrid, SchedulerHandsOutEveryBlockOncePerEpochWithoutConflicts) {
+  const int b = 9, threads = 4;
+  sfac::cpu::BlockScheduler scheduler(b, test_seed());
+  std::atomic<int> row_holders[b], col_holders[b];
+  std::atomic<int> conflicts{0};
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    for (int i = 0; i < b; ++i) row_holders[i] = col_holders[i] = 0;
+    std::vector<std::atomic<int>> handed(b * b);
+    scheduler.start_epoch();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        for (int block; (block = scheduler.acquire()) >= 0;) {
+          ++handed[block];
+          if (row_holders[block / b]++ != 0 || col_holders[block % b]++ != 0) ++conflicts;
+          std::this_thread::yield();  // hold the block a while so others must work around it
+          --row_holders[block / b];
+          --col_holders[block % b];
+          scheduler.release(block);
+        }
+      });
+    }
+    for (std::thread& t : pool) t.join();
+    for (int k = 0; k < b * b; ++k) EXPECT_EQ(handed[k].load(), 1) << "block " << k;
+  }
+  EXPECT_EQ(conflicts.load(), 0);
+}
+
+namespace {
+
+float dot_clone(const float* a, const float* b, int64_t n) { return sfac::cpu::simd::dot(a, b, n); }
+
+// The kernels run inside a multi-versioned function, as in the library, so the clone this CPU
+// picks (AVX-512, AVX2 or the baseline) is the one tested.
+SFAC_SIMD_CLONES void kernels(const float* a, const float* b, int64_t n, float* dots,
+                              float* axpy_out, float* p, float* q) {
+  dots[0] = dot_clone(a, b, n);
+  dots[1] = sfac::cpu::simd::dot<64>(a, b);
+  dots[2] = sfac::cpu::simd::dot<16>(a, b);
+  sfac::cpu::simd::axpy(0.75f, a, axpy_out, n);
+  dots[3] = sfac::cpu::simd::sgd_step(p, q, 0.5f, 0.25f, 0.1f, 0.05f, 0.02f, n);
+}
+
+}  // namespace
+
+TEST(SimdKernels, MatchScalarReferencesForEveryLength) {
+  std::mt19937_64 rng(test_seed());
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int64_t n = 0; n <= 131; ++n) {
+    // Offset by one float so that the vector loads are unaligned.
+    std::vector<float> a(n + 65), b(n + 65), y(n + 1), p(n + 1), q(n + 1);
+    for (auto* v : {&a, &b, &y, &p, &q}) {
+      for (float& x : *v) x = normal(rng);
+    }
+    const float* av = a.data() + 1;
+    const float* bv = b.data() + 1;
+    auto ref_dot = [](const float* x, const float* z, int64_t len) {
+      double s = 0.0, abs = 0.0;
+      for (int64_t t = 0; t < len; ++t) {
+        s += double{x[t]} * z[t];
+        abs += std::fabs(double{x[t]} * z[t]);
+      }
+      return std::pair<double, double>(s, abs);
+    };
+    const auto [d, d_abs] = ref_dot(av, bv, n);
+    const auto [d64, d64_abs] = ref_dot(av, bv, 64);
+    const auto [d16, d16_abs] = ref_dot(av, bv, 16);
+    std::vector<float> y_ref(y.begin() + 1, y.end()), p_ref(p.begin() + 1, p.end()),
+        q_ref(q.begin() + 1, q.end());
+    for (int64_t t = 0; t < n; ++t) y_ref[t] += 0.75f * av[t];
+    // sgd_step(p, q, r = 0.5, bias = 0.25, gamma = 0.1, lp = 0.05, lq = 0.02)
+    const auto [pq, pq_abs] = ref_dot(p_ref.data(), q_ref.data(), n);
+    const double e = 0.5 - 0.25 - pq;
+    for (int64_t t = 0; t < n; ++t) {
+      const double pt = p_ref[t], qt = q_ref[t];
+      p_ref[t] = static_cast<float>(pt + 0.1 * (e * qt - 0.05 * pt));
+      q_ref[t] = static_cast<float>(qt + 0.1 * (e * pt - 0.02 * qt));
+    }
+    float dots[4];
+    kernels(av, bv, n, dots, y.data() + 1, p.data() + 1, q.data() + 1);
+    const double eps = 4 * std::numeric_limits<float>::epsilon();
+    EXPECT_NEAR(dots[0], d, eps * (d_abs + 1e-30)) << "n = " << n;
+    EXPECT_NEAR(dots[1], d64, eps * d64_abs);
+    EXPECT_NEAR(dots[2], d16, eps * d16_abs);
+    EXPECT_NEAR(dots[3], e, eps * (pq_abs + 1.0)) << "n = " << n;
+    for (int64_t t = 0; t < n; ++t) {
+      EXPECT_NEAR(y[t + 1], y_ref[t], 2 * eps * (std::fabs(y_ref[t]) + 1)) << n << " " << t;
+      EXPECT_NEAR(p[t + 1], p_ref[t], 2 * eps * (std::fabs(p_ref[t]) + 1)) << n << " " << t;
+      EXPECT_NEAR(q[t + 1], q_ref[t], 2 * eps * (std::fabs(q_ref[t]) + 1)) << n << " " << t;
+    }
   }
 }

@@ -16,6 +16,9 @@ class Trainer {
   virtual double train_loss() = 0;
   // The current factors (a CUDA trainer downloads them first).
   virtual const Model& model() = 0;
+  // Whether every factor and bias is finite: the divergence check after an epoch that nobody
+  // asked the loss of. The default reads model(); trainers whose model() copies override it.
+  virtual bool factors_finite();
 };
 
 }  // namespace sfac

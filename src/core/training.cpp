@@ -9,9 +9,9 @@
 #include "core/model_ops.h"
 
 namespace sfac {
-namespace {
 
-bool factors_finite(const Model& m) {
+bool Trainer::factors_finite() {
+  const Model& m = model();
   auto finite = [](const std::vector<float>& v) {
     for (float x : v) {
       if (!std::isfinite(x)) return false;
@@ -21,8 +21,6 @@ bool factors_finite(const Model& m) {
   return finite(m.user_factors) && finite(m.item_factors) && finite(m.user_bias) &&
          finite(m.item_bias) && std::isfinite(m.global_mean);
 }
-
-}  // namespace
 
 std::unique_ptr<Trainer> start_training(Backend& backend, const SparseMatrix& ratings,
                                         const TrainOptions& options, uint64_t seed) {
@@ -47,9 +45,8 @@ bool run_epochs(Trainer& trainer, const TrainOptions& options, int64_t epochs, i
     // The loss costs a pass over the ratings (as much as an SGD epoch): compute it only for a
     // callback; otherwise divergence shows as non-finite factors, an O((users + items) k) check.
     if (options.callback == nullptr) {
-      SFAC_REQUIRE(factors_finite(trainer.model()), SFAC_ERR_NOT_CONVERGED,
-                   "training diverged in epoch ", epoch,
-                   " (non-finite factors); lower the learning rate or raise lambda");
+      SFAC_REQUIRE(trainer.factors_finite(), SFAC_ERR_NOT_CONVERGED, "training diverged in epoch ",
+                   epoch, " (non-finite factors); lower the learning rate or raise lambda");
       continue;
     }
     const double loss = trainer.train_loss();

@@ -6,18 +6,72 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cpu/simd_kernels.h"
+
 namespace sfac::cpu {
 
 RowSolver::RowSolver(int64_t d) : d_(d), a_(d * d), b_(d), r_(d), p_(d), ap_(d) {}
 
-void RowSolver::right_hand_side(const RowSystem& sys, float* b) {
-  std::fill(b, b + d_, 0.0f);
+namespace {
+
+// The per-nonzero passes over the row's factor rows: the hot loops of ALS. Each is compiled per
+// ISA (SFAC_SIMD_CLONES) with fully unrolled kernels for the common ranks.
+
+template <int64_t K>
+SFAC_ALWAYS_INLINE void gather_impl(const RowSystem& sys, float* gathered, float* b) {
+  const int64_t d = simd::length<K>(sys.d);
+  std::fill(b, b + d, 0.0f);
   for (int64_t j = 0; j < sys.count; ++j) {
     const float* y = sys.factors + int64_t{sys.cols[j]} * sys.stride;
-    const float c = sys.targets[j];
-    for (int64_t t = 0; t < d_; ++t) b[t] += c * y[t];
+    const float s = sys.weights ? std::sqrt(sys.weights[j]) : 1.0f;
+    float* g = gathered + j * d;
+    for (int64_t t = 0; t < d; ++t) g[t] = s * y[t];
+    simd::axpy<K>(sys.targets[j], y, b, d);
   }
 }
+
+// gathered row j = sqrt(w_j) y_j (for one syrk) and b = sum_j c_j y_j, in one pass.
+SFAC_SIMD_CLONES void gather(const RowSystem& sys, float* gathered, float* b) {
+  switch (sys.d) {
+    case 32:
+      return gather_impl<32>(sys, gathered, b);
+    case 64:
+      return gather_impl<64>(sys, gathered, b);
+    case 128:
+      return gather_impl<128>(sys, gathered, b);
+    default:
+      return gather_impl<0>(sys, gathered, b);
+  }
+}
+
+// Adds to out, over the row's nonzeros, sum_j (c_j - w_j y_j.v) y_j when `residual` (the sparse
+// part of b - A v, in one pass) or sum_j w_j (y_j.v) y_j otherwise (the sparse part of A v).
+template <int64_t K>
+SFAC_ALWAYS_INLINE void sparse_pass_impl(const RowSystem& sys, const float* v, bool residual,
+                                         float* out) {
+  const int64_t d = simd::length<K>(sys.d);
+  for (int64_t j = 0; j < sys.count; ++j) {
+    const float* y = sys.factors + int64_t{sys.cols[j]} * sys.stride;
+    const float w = sys.weights ? sys.weights[j] : 1.0f;
+    const float wyv = w * simd::dot<K>(y, v, d);
+    simd::axpy<K>(residual ? sys.targets[j] - wyv : wyv, y, out, d);
+  }
+}
+
+SFAC_SIMD_CLONES void sparse_pass(const RowSystem& sys, const float* v, bool residual, float* out) {
+  switch (sys.d) {
+    case 32:
+      return sparse_pass_impl<32>(sys, v, residual, out);
+    case 64:
+      return sparse_pass_impl<64>(sys, v, residual, out);
+    case 128:
+      return sparse_pass_impl<128>(sys, v, residual, out);
+    default:
+      return sparse_pass_impl<0>(sys, v, residual, out);
+  }
+}
+
+}  // namespace
 
 void RowSolver::assemble(const RowSystem& sys, float reg) {
   float* a = a_.data();
@@ -39,30 +93,27 @@ void RowSolver::solve_cholesky(const RowSystem& sys, float* x) {
   // Gather sqrt(w_j) y_j into a count x d panel: one syrk then adds every outer product
   // (Level-3 BLAS, as in Gates et al.'s fastest CPU variant).
   gathered_.resize(static_cast<size_t>(sys.count * d_));
-  for (int64_t j = 0; j < sys.count; ++j) {
-    const float* y = sys.factors + int64_t{sys.cols[j]} * sys.stride;
-    const float s = sys.weights ? std::sqrt(sys.weights[j]) : 1.0f;
-    float* g = gathered_.data() + j * d_;
-    for (int64_t t = 0; t < d_; ++t) g[t] = s * y[t];
-  }
-  right_hand_side(sys, x);
+  gather(sys, gathered_.data(), x);
   assemble(sys, sys.reg);
-  if (LAPACKE_spotrf(LAPACK_ROW_MAJOR, 'U', d, a_.data(), d) != 0) {
+  // The row-major upper triangle that syrk wrote is the column-major lower triangle: the _work
+  // entry points on it skip LAPACKE's transposed copy and its NaN scan.
+  if (LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', d, a_.data(), d) != 0) {
     // Not positive definite (no regularization and fewer ratings than d): solve a minimally
     // regularized system instead of failing the whole sweep.
     float trace = 0.0f;
     assemble(sys, 0.0f);
     for (int64_t t = 0; t < d_; ++t) trace += a_[t * d_ + t];
     assemble(sys, sys.reg + 1e-6f * std::max(trace / static_cast<float>(d_), 1.0f));
-    if (LAPACKE_spotrf(LAPACK_ROW_MAJOR, 'U', d, a_.data(), d) != 0) {
+    if (LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', d, a_.data(), d) != 0) {
       std::fill(x, x + d_, 0.0f);
       return;
     }
   }
-  LAPACKE_spotrs(LAPACK_ROW_MAJOR, 'U', d, 1, a_.data(), d, x, 1);
+  LAPACKE_spotrs_work(LAPACK_COL_MAJOR, 'L', d, 1, a_.data(), d, x, d);
 }
 
-void RowSolver::multiply(const RowSystem& sys, const float* v, float* out) {
+// out = (G + reg I) v, the dense part of A v.
+void RowSolver::dense_part(const RowSystem& sys, const float* v, float* out) {
   if (sys.gram) {
     cblas_ssymv(CblasRowMajor, CblasUpper, static_cast<int>(d_), 1.0f, sys.gram,
                 static_cast<int>(d_), v, 1, 0.0f, out, 1);
@@ -70,30 +121,24 @@ void RowSolver::multiply(const RowSystem& sys, const float* v, float* out) {
     std::fill(out, out + d_, 0.0f);
   }
   for (int64_t t = 0; t < d_; ++t) out[t] += sys.reg * v[t];
-  for (int64_t j = 0; j < sys.count; ++j) {
-    const float* y = sys.factors + int64_t{sys.cols[j]} * sys.stride;
-    float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-    for (int64_t t = 0; t < d_; ++t) dot += y[t] * v[t];
-    const float s = (sys.weights ? sys.weights[j] : 1.0f) * dot;
-    for (int64_t t = 0; t < d_; ++t) out[t] += s * y[t];
-  }
 }
 
 void RowSolver::solve_cg(const RowSystem& sys, float* x, int64_t cg_steps) {
   float* r = r_.data();
   float* p = p_.data();
   float* ap = ap_.data();
-  right_hand_side(sys, b_.data());
-  multiply(sys, x, ap);
+  // r = b - A x in one pass over the nonzeros: -(G + reg I) x + sum_j (c_j - w_j y_j.x) y_j.
+  dense_part(sys, x, r);
+  for (int64_t t = 0; t < d_; ++t) r[t] = -r[t];
+  sparse_pass(sys, x, true, r);
   float rs_old = 0.0f;
   for (int64_t t = 0; t < d_; ++t) {
-    r[t] = b_[t] - ap[t];
     p[t] = r[t];
     rs_old += r[t] * r[t];
   }
   for (int64_t step = 0; step < cg_steps && rs_old > 1e-20f; ++step) {
-    multiply(sys, p, ap);
+    dense_part(sys, p, ap);
+    sparse_pass(sys, p, false, ap);
     float p_ap = 0.0f;
     for (int64_t t = 0; t < d_; ++t) p_ap += p[t] * ap[t];
     if (!(p_ap > 0.0f)) break;  // singular direction: keep what we have

@@ -34,8 +34,7 @@ class RowSolver {
 
  private:
   void assemble(const RowSystem& sys, float reg);
-  void multiply(const RowSystem& sys, const float* v, float* out);
-  void right_hand_side(const RowSystem& sys, float* b);
+  void dense_part(const RowSystem& sys, const float* v, float* out);
 
   int64_t d_;
   std::vector<float> a_, b_, gathered_, r_, p_, ap_;
