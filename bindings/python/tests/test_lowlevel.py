@@ -1,0 +1,80 @@
+"""The generated layer itself: statuses raise, NULL handles and wrong buffers are refused."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import sparsefac as sf
+from sparsefac import _core
+
+
+def test_status_raises_package_exception_with_message():
+    ctx = _core.sfac_context_create(_core.SFAC_BACKEND_CPU, 0, 1, 0)
+    try:
+        with pytest.raises(sf.OutOfRangeError, match=r"row_indices\[0\] = 9"):
+            _core.sfac_sparse_create_coo(ctx, 2, 2, 1, np.array([9], np.int32),
+                                         np.array([0], np.int32), None, 0)
+    finally:
+        _core.sfac_context_destroy(ctx)
+
+
+def test_null_handles_are_errors_not_crashes():
+    with pytest.raises(sf.InvalidHandleError):
+        _core.sfac_sparse_get_shape(None)
+    with pytest.raises(sf.InvalidHandleError):
+        _core.sfac_model_predict(None, 0, np.zeros(0, np.int32), np.zeros(0, np.int32),
+                                 np.zeros(0, np.float32))
+    _core.sfac_sparse_destroy(None)  # destroy accepts NULL
+    ctx = _core.sfac_context_create(_core.SFAC_BACKEND_CPU, 0, 1, 0)
+    try:
+        with pytest.raises(TypeError):  # a handle of the wrong type never reaches C
+            _core.sfac_sparse_get_shape(ctx)
+    finally:
+        _core.sfac_context_destroy(ctx)
+
+
+def test_buffers_must_match_the_c_type():
+    ctx = _core.sfac_context_create(_core.SFAC_BACKEND_CPU, 0, 1, 0)
+    try:
+        with pytest.raises(TypeError, match="format 'f'"):
+            _core.sfac_dense_create(ctx, 2, 2, 0, np.zeros(4, np.float64))
+        with pytest.raises(TypeError, match="4-byte"):
+            _core.sfac_sparse_create_coo(ctx, 2, 2, 1, np.array([0], np.int64),
+                                         np.array([0], np.int32), None, 0)
+        with pytest.raises((BufferError, ValueError, TypeError)):
+            _core.sfac_dense_create(ctx, 2, 2, 0, np.zeros((4, 4), np.float32)[:, ::2])
+        d = _core.sfac_dense_create(ctx, 2, 2, 0, np.arange(4, dtype=np.float32))
+        readonly = np.zeros(4, np.float32)
+        readonly.flags.writeable = False
+        with pytest.raises((BufferError, ValueError, TypeError)):
+            _core.sfac_dense_download(d, readonly)
+        out = np.empty(4, np.float32)
+        _core.sfac_dense_download(d, out)
+        np.testing.assert_array_equal(out, [0, 1, 2, 3])
+        _core.sfac_dense_destroy(d)
+    finally:
+        _core.sfac_context_destroy(ctx)
+
+
+def test_gil_released_during_training():
+    """Another Python thread keeps running while the library trains."""
+    ratings, _, _ = sf.synthesize_ratings(4000, 2000, 400000, rank=32, seed=3)
+    model = sf.AlternatingLeastSquares(factors=64, iterations=4, num_threads=1)
+    worker = threading.Thread(target=model.fit, args=(ratings,))
+    # a stall of this thread shows as a gap between two consecutive samples of the clock
+    ticks, longest = 0, 0.0
+    started = last = time.perf_counter()
+    worker.start()
+    while worker.is_alive():
+        time.sleep(0.001)  # needs the GIL back to return
+        now = time.perf_counter()
+        longest = max(longest, now - last)
+        last = now
+        ticks += 1
+    worker.join()
+    elapsed = time.perf_counter() - started
+    assert elapsed > 0.3, f"training too short ({elapsed:.2f}s) to tell"
+    # with the GIL held, this thread would stall for the whole sfac_train call
+    assert longest < 0.5 * elapsed, (longest, elapsed, ticks)
