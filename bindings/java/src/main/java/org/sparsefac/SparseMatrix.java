@@ -1,0 +1,218 @@
+package org.sparsefac;
+
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * A sparse float matrix (int32 indices, entries sorted by row then column). The library copies
+ * every array passed in; arrays returned are fresh copies.
+ */
+public final class SparseMatrix extends NativeHandle {
+  /** What to do with a (row, col) given twice. */
+  public enum Duplicates {
+    ERROR(sfac_sparse_flags.SFAC_SPARSE_DEFAULT),
+    SUM(sfac_sparse_flags.SFAC_SPARSE_SUM_DUPLICATES);
+
+    final int flag;
+
+    Duplicates(int flag) {
+      this.flag = flag;
+    }
+  }
+
+  /** Triplets: entry t is (rowIndices[t], colIndices[t], values[t]). */
+  public record Coo(int[] rowIndices, int[] colIndices, float[] values) {}
+
+  /**
+   * Compressed rows (CSR: offsets per row, column indices) or columns (CSC: offsets per column,
+   * row indices).
+   */
+  public record Compressed(long[] offsets, int[] indices, float[] values) {}
+
+  SparseMatrix(long address) {
+    super(address, a -> Native.sfac_sparse_destroy(a), "SparseMatrix");
+  }
+
+  static SparseMatrix adopt(long[] out) {
+    return new SparseMatrix(out[0]);
+  }
+
+  /** From COO triplets in any order; {@code values} null makes a pattern (all ones). */
+  public static SparseMatrix fromCoo(Context ctx, long rows, long cols, int[] rowIndices,
+      int[] colIndices, float[] values) {
+    return fromCoo(ctx, rows, cols, rowIndices, colIndices, values, Duplicates.ERROR);
+  }
+
+  public static SparseMatrix fromCoo(Context ctx, long rows, long cols, int[] rowIndices,
+      int[] colIndices, float[] values, Duplicates duplicates) {
+    Objects.requireNonNull(rowIndices, "rowIndices");
+    Objects.requireNonNull(colIndices, "colIndices");
+    int nnz = rowIndices.length;
+    Shapes.requireLength(colIndices, nnz, "colIndices", "one per rowIndices entry");
+    if (values != null) {
+      Shapes.requireLength(values, nnz, "values", "one per rowIndices entry");
+    }
+    long[] out = new long[1];
+    SparsefacException.check(Native.sfac_sparse_create_coo(ctx.handle(), rows, cols, nnz,
+        rowIndices, colIndices, values, duplicates.flag, out));
+    return adopt(out);
+  }
+
+  /** From CSR: rowOffsets has rows + 1 entries; nnz = rowOffsets[rows]. */
+  public static SparseMatrix fromCsr(Context ctx, long rows, long cols, long[] rowOffsets,
+      int[] colIndices, float[] values) {
+    return fromCompressed(ctx, rows, cols, rowOffsets, colIndices, values, true);
+  }
+
+  /** From CSC: colOffsets has cols + 1 entries; nnz = colOffsets[cols]. */
+  public static SparseMatrix fromCsc(Context ctx, long rows, long cols, long[] colOffsets,
+      int[] rowIndices, float[] values) {
+    return fromCompressed(ctx, rows, cols, colOffsets, rowIndices, values, false);
+  }
+
+  private static SparseMatrix fromCompressed(Context ctx, long rows, long cols, long[] offsets,
+      int[] indices, float[] values, boolean byRow) {
+    Objects.requireNonNull(offsets, "offsets");
+    Objects.requireNonNull(indices, "indices");
+    String side = byRow ? "rows" : "cols";
+    long outer = byRow ? rows : cols;
+    if (outer < 0) {
+      throw new SparsefacException(Status.INVALID_ARGUMENT, side + " = " + outer + " must be >= 0");
+    }
+    Shapes.requireLength(offsets, Shapes.length(outer + 1, side + " + 1"),
+        byRow ? "rowOffsets" : "colOffsets", side + " + 1");
+    long nnz = offsets[offsets.length - 1];
+    if (nnz >= 0 && nnz <= Integer.MAX_VALUE) {
+      Shapes.requireLength(indices, (int) nnz, byRow ? "colIndices" : "rowIndices",
+          "the last offset");
+      if (values != null) {
+        Shapes.requireLength(values, (int) nnz, "values", "the last offset");
+      }
+    } // else: the library rejects the offsets with its own message
+    long[] out = new long[1];
+    long c = ctx.handle();
+    SparsefacException.check(byRow
+            ? Native.sfac_sparse_create_csr(c, rows, cols, offsets, indices, values, 0, out)
+            : Native.sfac_sparse_create_csc(c, rows, cols, offsets, indices, values, 0, out));
+    return adopt(out);
+  }
+
+  /**
+   * Reads a rating or Matrix Market file; ids are used as indices. Parse errors name the file and
+   * the line ({@link Status#PARSE}); an unreadable file is {@link Status#IO}.
+   */
+  public static SparseMatrix read(Context ctx, Path path, FileFormat format,
+      ReadOption... options) {
+    long[] out = new long[1];
+    SparsefacException.check(Native.sfac_read_sparse(ctx.handle(), path.toString(), format.code,
+        ReadOption.flags(options), out, null, null));
+    return adopt(out);
+  }
+
+  /** Reads a file and maps each side's distinct ids to 0..n-1 in ascending id order. */
+  public static LabeledMatrix readWithIds(Context ctx, Path path, FileFormat format,
+      ReadOption... options) {
+    long[] out = new long[1];
+    long[] rowMap = new long[1];
+    long[] colMap = new long[1];
+    SparsefacException.check(Native.sfac_read_sparse(ctx.handle(), path.toString(), format.code,
+        ReadOption.flags(options) | sfac_read_flags.SFAC_READ_REMAP_IDS, out, rowMap, colMap));
+    SparseMatrix matrix = adopt(out);
+    try {
+      IdMap rows;
+      try {
+        rows = IdMap.take(rowMap[0]);
+      } catch (RuntimeException e) {
+        Native.sfac_idmap_destroy(colMap[0]);
+        throw e;
+      }
+      return new LabeledMatrix(matrix, rows, IdMap.take(colMap[0]));
+    } catch (RuntimeException e) {
+      matrix.close();
+      throw e;
+    }
+  }
+
+  /** Writes a Matrix Market "coordinate real general" file in full float precision. */
+  public void writeMatrixMarket(Path path) {
+    SparsefacException.check(Native.sfac_write_matrix_market(handle(), path.toString()));
+  }
+
+  /** A matrix with this pattern and its own values (row-major order); null = zeros. */
+  public SparseMatrix withValues(float[] values) {
+    if (values != null) {
+      Shapes.requireLength(values, nnzInt(), "values", "nnz of the pattern");
+    }
+    long[] out = new long[1];
+    SparsefacException.check(Native.sfac_sparse_create_like(handle(), values, out));
+    return adopt(out);
+  }
+
+  public long rows() {
+    return shape()[0];
+  }
+
+  public long cols() {
+    return shape()[1];
+  }
+
+  public long nnz() {
+    return shape()[2];
+  }
+
+  private long[] shape() {
+    long[] r = new long[1];
+    long[] c = new long[1];
+    long[] n = new long[1];
+    SparsefacException.check(Native.sfac_sparse_get_shape(handle(), r, c, n));
+    return new long[] {r[0], c[0], n[0]};
+  }
+
+  private int nnzInt() {
+    return Shapes.length(nnz(), "nnz");
+  }
+
+  /** Triplets sorted by (row, column). */
+  public Coo toCoo() {
+    int nnz = nnzInt();
+    Coo coo = new Coo(new int[nnz], new int[nnz], new float[nnz]);
+    SparsefacException.check(
+        Native.sfac_sparse_download_coo(handle(), coo.rowIndices, coo.colIndices, coo.values));
+    return coo;
+  }
+
+  public Compressed toCsr() {
+    long[] s = shape();
+    int nnz = Shapes.length(s[2], "nnz");
+    Compressed csr = new Compressed(
+        new long[Shapes.length(s[0] + 1, "rows + 1")], new int[nnz], new float[nnz]);
+    SparsefacException.check(
+        Native.sfac_sparse_download_csr(handle(), csr.offsets, csr.indices, csr.values));
+    return csr;
+  }
+
+  /** Entries sorted by (column, row). */
+  public Compressed toCsc() {
+    long[] s = shape();
+    int nnz = Shapes.length(s[2], "nnz");
+    Compressed csc = new Compressed(
+        new long[Shapes.length(s[1] + 1, "cols + 1")], new int[nnz], new float[nnz]);
+    SparsefacException.check(
+        Native.sfac_sparse_download_csc(handle(), csc.offsets, csc.indices, csc.values));
+    return csc;
+  }
+
+  /** The values in row-major order. */
+  public float[] values() {
+    float[] values = new float[nnzInt()];
+    SparsefacException.check(Native.sfac_sparse_download_coo(handle(), null, null, values));
+    return values;
+  }
+
+  /** Replaces the values (nnz finite floats, row-major order). */
+  public void setValues(float[] values) {
+    Objects.requireNonNull(values, "values");
+    Shapes.requireLength(values, nnzInt(), "values", "nnz");
+    SparsefacException.check(Native.sfac_sparse_set_values(handle(), values));
+  }
+}

@@ -1,0 +1,221 @@
+package org.sparsefac;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Immutable training settings. Options left unset keep the library's defaults for the algorithm
+ * (e.g. rank 32, 15 ALS / 20 SGD iterations); an option the algorithm does not use is ignored.
+ *
+ * <pre>{@code
+ * TrainOptions opts = TrainOptions.builder(Algorithm.ALS).rank(8).iterations(10).lambda(0.05)
+ *     .listener(stats -> { System.out.println(stats); return true; }).build();
+ * }</pre>
+ */
+public final class TrainOptions {
+  /** ALS regularization: PLAIN adds lambda*I, WEIGHTED lambda*n_u*I (ALS-WR). */
+  public enum Regularization {
+    PLAIN(sfac_regularization.SFAC_REG_PLAIN),
+    WEIGHTED(sfac_regularization.SFAC_REG_WEIGHTED);
+
+    final int code;
+
+    Regularization(int code) {
+      this.code = code;
+    }
+  }
+
+  /** ALS linear solver: exact Cholesky or warm-started conjugate gradient. */
+  public enum Solver {
+    CHOLESKY(sfac_solver.SFAC_SOLVER_CHOLESKY),
+    CG(sfac_solver.SFAC_SOLVER_CG);
+
+    final int code;
+
+    Solver(int code) {
+      this.code = code;
+    }
+  }
+
+  private final Algorithm algorithm;
+  private final Map<Integer, Long> ints;
+  private final Map<Integer, Double> doubles;
+  private final SparseMatrix validation;
+  private final EpochListener listener;
+
+  private TrainOptions(Builder b) {
+    this.algorithm = b.algorithm;
+    this.ints = Map.copyOf(b.ints);
+    this.doubles = Map.copyOf(b.doubles);
+    this.validation = b.validation;
+    this.listener = b.listener;
+  }
+
+  public static Builder builder(Algorithm algorithm) {
+    return new Builder(algorithm);
+  }
+
+  public Algorithm algorithm() {
+    return algorithm;
+  }
+
+  public EpochListener listener() {
+    return listener;
+  }
+
+  public SparseMatrix validation() {
+    return validation;
+  }
+
+  /** Native options with these settings (the listener is attached by the caller). */
+  long toNative() {
+    long[] out = new long[1];
+    SparsefacException.check(Native.sfac_train_options_create(algorithm.code, out));
+    long options = out[0];
+    try {
+      for (Map.Entry<Integer, Long> e : ints.entrySet()) {
+        SparsefacException.check(Native.sfac_train_options_set_int(options, e.getKey(),
+            e.getValue()));
+      }
+      for (Map.Entry<Integer, Double> e : doubles.entrySet()) {
+        SparsefacException.check(Native.sfac_train_options_set_double(options, e.getKey(),
+            e.getValue()));
+      }
+      if (validation != null) {
+        SparsefacException.check(
+            Native.sfac_train_options_set_validation(options, validation.handle()));
+      }
+      return options;
+    } catch (RuntimeException e) {
+      Native.sfac_train_options_destroy(options);
+      throw e;
+    }
+  }
+
+  /** Native options with the listener's state attached (null state: none). */
+  long toNative(ListenerState state) {
+    long options = toNative();
+    int code = Native.sfac_train_options_set_callback(options, ListenerState.addressOf(state));
+    if (code != sfac_status.SFAC_OK) {
+      SparsefacException e = SparsefacException.fromNative(code, null);
+      Native.sfac_train_options_destroy(options);
+      throw e;
+    }
+    return options;
+  }
+
+  public static final class Builder {
+    private final Algorithm algorithm;
+    private final Map<Integer, Long> ints = new LinkedHashMap<>();
+    private final Map<Integer, Double> doubles = new LinkedHashMap<>();
+    private SparseMatrix validation;
+    private EpochListener listener;
+
+    private Builder(Algorithm algorithm) {
+      this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+    }
+
+    private Builder setInt(int option, long value) {
+      ints.put(option, value);
+      return this;
+    }
+
+    private Builder setDouble(int option, double value) {
+      doubles.put(option, value);
+      return this;
+    }
+
+    /** Factor length k (>= 1). */
+    public Builder rank(int rank) {
+      return setInt(sfac_option.SFAC_OPT_RANK, rank);
+    }
+
+    /** Epochs run by {@link Model#train} (>= 0). */
+    public Builder iterations(int iterations) {
+      return setInt(sfac_option.SFAC_OPT_ITERATIONS, iterations);
+    }
+
+    /** Regularization of both user and item factors. */
+    public Builder lambda(double lambda) {
+      doubles.remove(sfac_option.SFAC_OPT_LAMBDA_USER);
+      doubles.remove(sfac_option.SFAC_OPT_LAMBDA_ITEM);
+      return setDouble(sfac_option.SFAC_OPT_LAMBDA, lambda);
+    }
+
+    public Builder lambdaUser(double lambda) {
+      return setDouble(sfac_option.SFAC_OPT_LAMBDA_USER, lambda);
+    }
+
+    public Builder lambdaItem(double lambda) {
+      return setDouble(sfac_option.SFAC_OPT_LAMBDA_ITEM, lambda);
+    }
+
+    /** Learn a global mean and user/item biases (ALS, SGD). */
+    public Builder useBiases(boolean useBiases) {
+      return setInt(sfac_option.SFAC_OPT_USE_BIASES, useBiases ? 1 : 0);
+    }
+
+    /** Initial factors ~ N(0, (scale / sqrt(rank))^2). */
+    public Builder initScale(double scale) {
+      return setDouble(sfac_option.SFAC_OPT_INIT_SCALE, scale);
+    }
+
+    /** Bit-reproducible results for a fixed seed and thread count. */
+    public Builder deterministic(boolean deterministic) {
+      return setInt(sfac_option.SFAC_OPT_DETERMINISTIC, deterministic ? 1 : 0);
+    }
+
+    public Builder regularization(Regularization regularization) {
+      return setInt(sfac_option.SFAC_OPT_ALS_REGULARIZATION, regularization.code);
+    }
+
+    public Builder solver(Solver solver) {
+      return setInt(sfac_option.SFAC_OPT_ALS_SOLVER, solver.code);
+    }
+
+    /** CG steps per row and half-sweep (ALS with {@link Solver#CG}). */
+    public Builder cgSteps(int steps) {
+      return setInt(sfac_option.SFAC_OPT_ALS_CG_STEPS, steps);
+    }
+
+    /** Confidence c = 1 + alpha * r of implicit ALS. */
+    public Builder implicitAlpha(double alpha) {
+      return setDouble(sfac_option.SFAC_OPT_IMPLICIT_ALPHA, alpha);
+    }
+
+    /** SGD step size alpha of gamma_t = alpha / (1 + beta t^1.5). */
+    public Builder learningRate(double rate) {
+      return setDouble(sfac_option.SFAC_OPT_SGD_LEARNING_RATE, rate);
+    }
+
+    /** SGD schedule decay beta. */
+    public Builder decay(double decay) {
+      return setDouble(sfac_option.SFAC_OPT_SGD_DECAY, decay);
+    }
+
+    /** SGD on ratings divided by their standard deviation. */
+    public Builder scaleRatings(boolean scale) {
+      return setInt(sfac_option.SFAC_OPT_SGD_SCALE_RATINGS, scale ? 1 : 0);
+    }
+
+    /** Held-out ratings whose RMSE is reported to the listener each epoch (null clears). */
+    public Builder validation(SparseMatrix validation) {
+      this.validation = validation;
+      return this;
+    }
+
+    /** Called after every epoch (null clears). */
+    public Builder listener(EpochListener listener) {
+      this.listener = listener;
+      return this;
+    }
+
+    /** Checks every value against the library (its message on failure) and freezes them. */
+    public TrainOptions build() {
+      TrainOptions options = new TrainOptions(this);
+      Native.sfac_train_options_destroy(options.toNative());
+      return options;
+    }
+  }
+}

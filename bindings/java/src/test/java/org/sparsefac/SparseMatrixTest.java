@@ -1,0 +1,184 @@
+package org.sparsefac;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SparseMatrixTest {
+  // A 3 x 4 matrix given out of order:
+  //   [0 1 0 2]
+  //   [0 0 0 0]
+  //   [3 0 4 0]
+  static final int[] ROWS = {2, 0, 2, 0};
+  static final int[] COLS = {2, 3, 0, 1};
+  static final float[] VALUES = {4f, 2f, 3f, 1f};
+
+  @Test
+  void cooCsrCscRoundTrip() {
+    try (Context ctx = Context.cpu(1, 0);
+        SparseMatrix m = SparseMatrix.fromCoo(ctx, 3, 4, ROWS, COLS, VALUES)) {
+      assertEquals(3, m.rows());
+      assertEquals(4, m.cols());
+      assertEquals(4, m.nnz());
+      SparseMatrix.Coo coo = m.toCoo();
+      assertArrayEquals(new int[] {0, 0, 2, 2}, coo.rowIndices());
+      assertArrayEquals(new int[] {1, 3, 0, 2}, coo.colIndices());
+      assertArrayEquals(new float[] {1f, 2f, 3f, 4f}, coo.values());
+      SparseMatrix.Compressed csr = m.toCsr();
+      assertArrayEquals(new long[] {0, 2, 2, 4}, csr.offsets());
+      assertArrayEquals(new int[] {1, 3, 0, 2}, csr.indices());
+      SparseMatrix.Compressed csc = m.toCsc();
+      assertArrayEquals(new long[] {0, 1, 2, 3, 4}, csc.offsets());
+      assertArrayEquals(new int[] {2, 0, 2, 0}, csc.indices());
+      assertArrayEquals(new float[] {3f, 1f, 4f, 2f}, csc.values());
+
+      try (SparseMatrix fromCsr =
+               SparseMatrix.fromCsr(ctx, 3, 4, csr.offsets(), csr.indices(), csr.values());
+           SparseMatrix fromCsc =
+               SparseMatrix.fromCsc(ctx, 3, 4, csc.offsets(), csc.indices(), csc.values())) {
+        assertArrayEquals(coo.values(), fromCsr.values());
+        assertArrayEquals(coo.values(), fromCsc.values());
+        assertArrayEquals(coo.colIndices(), fromCsc.toCoo().colIndices());
+      }
+      m.setValues(new float[] {5f, 6f, 7f, 8f});
+      assertArrayEquals(new float[] {5f, 6f, 7f, 8f}, m.values());
+      try (SparseMatrix pattern = SparseMatrix.fromCoo(ctx, 3, 4, ROWS, COLS, null)) {
+        assertArrayEquals(new float[] {1f, 1f, 1f, 1f}, pattern.values());
+      }
+    }
+  }
+
+  @Test
+  void duplicatesAreAnErrorUnlessSummed() {
+    int[] rows = {0, 1, 0};
+    int[] cols = {1, 1, 1};
+    float[] values = {1f, 2f, 3f};
+    try (Context ctx = Context.cpu(1, 0)) {
+      SparsefacException e = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromCoo(ctx, 2, 2, rows, cols, values));
+      assertEquals(Status.DUPLICATE_ENTRY, e.status());
+      try (SparseMatrix m = SparseMatrix.fromCoo(ctx, 2, 2, rows, cols, values,
+               SparseMatrix.Duplicates.SUM)) {
+        assertArrayEquals(new float[] {4f, 2f}, m.values());
+      }
+    }
+  }
+
+  @Test
+  void badInputGivesPreciseErrors() {
+    try (Context ctx = Context.cpu(1, 0)) {
+      SparsefacException nan = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromCoo(ctx, 3, 4, ROWS, COLS, new float[] {1f, Float.NaN, 2f, 3f}));
+      assertEquals(Status.INVALID_VALUE, nan.status());
+
+      SparsefacException range = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromCoo(ctx, 3, 4, new int[] {0, 3}, new int[] {0, 0}, null));
+      assertEquals(Status.OUT_OF_RANGE, range.status());
+      assertTrue(range.getMessage().contains("3"), range.getMessage());
+
+      SparsefacException negative = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromCoo(ctx, 3, 4, new int[] {0, -1}, new int[] {0, 0}, null));
+      assertEquals(Status.OUT_OF_RANGE, negative.status());
+
+      SparsefacException lengths = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromCoo(ctx, 3, 4, ROWS, new int[] {0, 1}, VALUES));
+      assertEquals(Status.SHAPE_MISMATCH, lengths.status());
+      assertTrue(lengths.getMessage().contains("colIndices has 2 entries, expected 4"),
+          lengths.getMessage());
+
+      SparsefacException offsets = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromCsr(ctx, 3, 4, new long[] {0, 2, 1, 2}, new int[] {0, 1},
+              null));
+      assertEquals(Status.INVALID_ARGUMENT, offsets.status(), offsets.getMessage());
+
+      SparsefacException shortOffsets = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromCsr(ctx, 3, 4, new long[] {0, 2}, new int[] {0, 1}, null));
+      assertEquals(Status.SHAPE_MISMATCH, shortOffsets.status());
+
+      try (SparseMatrix m = SparseMatrix.fromCoo(ctx, 3, 4, ROWS, COLS, VALUES)) {
+        assertThrows(SparsefacException.class, () -> m.setValues(new float[3]));
+        SparsefacException inf = assertThrows(SparsefacException.class,
+            () -> m.setValues(new float[] {1f, 2f, Float.POSITIVE_INFINITY, 3f}));
+        assertEquals(Status.INVALID_VALUE, inf.status());
+        assertArrayEquals(new float[] {1f, 2f, 3f, 4f}, m.values(), "a failed call changes nothing");
+      }
+      SparsefacException dense = assertThrows(SparsefacException.class,
+          () -> DenseMatrix.of(ctx, 2, 2, new float[] {1f, 2f, 3f}));
+      assertEquals(Status.SHAPE_MISMATCH, dense.status());
+      SparsefacException denseNan = assertThrows(SparsefacException.class,
+          () -> DenseMatrix.of(ctx, 1, 2, new float[] {1f, Float.NaN}));
+      assertEquals(Status.INVALID_VALUE, denseNan.status());
+      assertThrows(NullPointerException.class,
+          () -> SparseMatrix.fromCoo(ctx, 3, 4, null, COLS, VALUES));
+    }
+  }
+
+  @Test
+  void denseRoundTrip() {
+    try (Context ctx = Context.cpu(1, 0);
+        DenseMatrix d = DenseMatrix.of(ctx, new float[][] {{1f, 2f, 3f}, {4f, 5f, 6f}})) {
+      assertEquals(2, d.rows());
+      assertEquals(3, d.cols());
+      assertEquals(DenseMatrix.Storage.FLOAT32, d.storage());
+      assertArrayEquals(new float[] {1f, 2f, 3f, 4f, 5f, 6f}, d.toArray());
+      d.upload(new float[] {6f, 5f, 4f, 3f, 2f, 1f});
+      assertArrayEquals(new float[] {3f, 2f, 1f}, d.toRows()[1]);
+    }
+  }
+
+  @Test
+  void filesRoundTripAndReportLines(@TempDir Path dir) throws IOException {
+    try (Context ctx = Context.cpu(1, 0);
+        SparseMatrix m = SparseMatrix.fromCoo(ctx, 3, 4, ROWS, COLS,
+            new float[] {4.25f, 1e-7f, -3f, 0.1f})) {
+      Path mtx = dir.resolve("m.mtx");
+      m.writeMatrixMarket(mtx);
+      try (SparseMatrix back = SparseMatrix.read(ctx, mtx, FileFormat.AUTO)) {
+        assertEquals(3, back.rows());
+        assertEquals(4, back.cols());
+        assertArrayEquals(m.values(), back.values(), "full float precision");
+      }
+    }
+
+    Path csv = dir.resolve("ratings.csv");
+    Files.writeString(csv, "user,item,rating\n1234,7,4.5\n99,7,3\n1234,12,1\n");
+    try (Context ctx = Context.cpu(1, 0);
+        LabeledMatrix labeled = SparseMatrix.readWithIds(ctx, csv, FileFormat.CSV)) {
+      assertEquals(2, labeled.matrix().rows());
+      assertEquals(2, labeled.matrix().cols());
+      assertArrayEquals(new long[] {99, 1234}, labeled.rowIds().ids());
+      assertEquals(1, labeled.rowIds().indexOf(1234));
+      assertEquals(-1, labeled.rowIds().indexOf(5));
+      assertEquals(12, labeled.colIds().id(1));
+      SparseMatrix.Coo coo = labeled.matrix().toCoo();
+      assertArrayEquals(new int[] {0, 1, 1}, coo.rowIndices());
+      assertArrayEquals(new int[] {0, 0, 1}, coo.colIndices());
+      assertArrayEquals(new float[] {3f, 4.5f, 1f}, coo.values());
+    }
+
+    Path bad = dir.resolve("bad.csv");
+    Files.writeString(bad, "user,item,rating\n1,2,3\n4,5\n");
+    try (Context ctx = Context.cpu(1, 0)) {
+      SparsefacException parse = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.read(ctx, bad, FileFormat.CSV));
+      assertEquals(Status.PARSE, parse.status());
+      assertTrue(parse.getMessage().contains("bad.csv:3"), parse.getMessage());
+
+      SparsefacException missing = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.read(ctx, dir.resolve("no-such-file.mtx"), FileFormat.AUTO));
+      assertEquals(Status.IO, missing.status());
+      assertTrue(missing.getMessage().contains("no-such-file.mtx"), missing.getMessage());
+
+      SparsefacException directory = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.read(ctx, dir, FileFormat.TRIPLETS));
+      assertEquals(Status.IO, directory.status(), directory.getMessage());
+    }
+  }
+}

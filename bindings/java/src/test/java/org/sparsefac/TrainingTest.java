@@ -1,0 +1,189 @@
+package org.sparsefac;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class TrainingTest {
+  static final double NOISE = 0.5;
+
+  @Test
+  void alsHeldOutRmseIsNearThePlantedNoise() {
+    List<EpochStats> epochs = new ArrayList<>();
+    try (Context ctx = Context.cpu(2, 5);
+        Data.Synthetic data =
+            Data.synthesize(ctx, Data.Feedback.EXPLICIT, 1000, 600, 60_000, 4, NOISE, 0.3);
+        Data.Split split = Data.splitRandom(data.ratings(), 0.1, 3)) {
+      assertEquals(1000, split.train().rows());
+      assertEquals(split.train().nnz() + split.test().nnz(), data.ratings().nnz());
+      TrainOptions options = TrainOptions.builder(Algorithm.ALS)
+                                 .rank(4)
+                                 .iterations(8)
+                                 .lambda(0.02)
+                                 .validation(split.test())
+                                 .listener(epochs::add)
+                                 .build();
+      try (Model model = Model.train(ctx, split.train(), options)) {
+        assertEquals(Algorithm.ALS, model.algorithm());
+        assertEquals(1000, model.users());
+        assertEquals(600, model.items());
+        assertEquals(4, model.rank());
+        double rmse = model.evaluate(split.test()).rmse();
+        assertTrue(rmse < 1.1 * NOISE, "held-out RMSE " + rmse + " vs noise " + NOISE);
+        assertTrue(rmse > 0.9 * NOISE, "below the noise floor is impossible: " + rmse);
+        assertTrue(model.evaluate(split.train()).rmse() < rmse, "training error below held-out");
+
+        assertEquals(8, epochs.size());
+        for (int e = 0; e < epochs.size(); e++) {
+          assertEquals(e + 1, epochs.get(e).epoch());
+          assertTrue(epochs.get(e).seconds() >= 0);
+        }
+        assertEquals(rmse, epochs.get(7).validationRmse(), 1e-6);
+        assertTrue(epochs.get(7).validationRmse() < epochs.get(0).validationRmse());
+      }
+    }
+  }
+
+  @Test
+  void sgdAndImplicitAlsLearn() {
+    try (Context ctx = Context.cpu(2, 9);
+        Data.Synthetic data =
+            Data.synthesize(ctx, Data.Feedback.EXPLICIT, 500, 300, 30_000, 4, 0.3, 0.0);
+        Data.Split split = Data.splitRandom(data.ratings(), 0.1, 4);
+        Model sgd = Model.train(ctx, split.train(),
+            TrainOptions.builder(Algorithm.SGD).rank(4).iterations(30).lambda(0.02).build())) {
+      double rmse = sgd.evaluate(split.test()).rmse();
+      // Planted dot products have unit variance: predicting 0 would score about 1.04.
+      assertTrue(rmse < 0.45, "SGD held-out RMSE " + rmse);
+    }
+    try (Context ctx = Context.cpu(2, 9);
+        Data.Synthetic data =
+            Data.synthesize(ctx, Data.Feedback.IMPLICIT, 500, 400, 30_000, 4, 1.0, 0.0);
+        Data.Split split = Data.splitLeaveKOut(data.ratings(), 2, 5);
+        Model ials = Model.train(ctx, split.train(),
+            TrainOptions.builder(Algorithm.IALS).rank(4).iterations(10).build())) {
+      assertEquals(Algorithm.IALS, ials.algorithm());
+      RankingMetrics m = ials.rankingMetrics(split.train(), split.test(), 10);
+      // A random ranking finds each held-out item with probability 10 / (unseen items).
+      SparseMatrix.Compressed train = split.train().toCsr();
+      SparseMatrix.Compressed test = split.test().toCsr();
+      double random = 0;
+      int users = 0;
+      for (int u = 0; u < 500; u++) {
+        if (test.offsets()[u + 1] > test.offsets()[u]) {
+          random += 10.0 / (400 - (train.offsets()[u + 1] - train.offsets()[u]));
+          users++;
+        }
+      }
+      random /= users;
+      assertTrue(m.recall() > 3 * random, "implicit ALS " + m + ", random recall " + random);
+    }
+  }
+
+  @Test
+  void listenerStopsEarlyAndTrainerCountsEpochs() {
+    try (Context ctx = Context.cpu(1, 2);
+        Data.Synthetic data =
+            Data.synthesize(ctx, Data.Feedback.EXPLICIT, 100, 80, 2000, 3, 0.1, 0.0)) {
+      List<Integer> seen = new ArrayList<>();
+      TrainOptions stopAtThree = TrainOptions.builder(Algorithm.ALS)
+                                     .rank(3)
+                                     .iterations(10)
+                                     .listener(s -> {
+                                       seen.add(s.epoch());
+                                       return s.epoch() < 3;
+                                     })
+                                     .build();
+      try (Model m = Model.train(ctx, data.ratings(), stopAtThree)) {
+        assertEquals(List.of(1, 2, 3), seen);
+        assertEquals(3, m.rank());
+      }
+      seen.clear();
+      try (Trainer trainer = new Trainer(ctx, data.ratings(), stopAtThree)) {
+        assertTrue(Double.isNaN(trainer.loss()), "no loss before the first epoch");
+        assertEquals(2, trainer.run(2));
+        assertEquals(3, trainer.run(5), "the listener stops at epoch 3");
+        assertEquals(3, trainer.epochsDone());
+        assertTrue(trainer.loss() > 0 && trainer.loss() < 10, "loss " + trainer.loss());
+        try (Model m = trainer.model()) {
+          assertEquals(3, m.rank());
+        }
+      }
+      assertEquals(List.of(1, 2, 3), seen);
+    }
+  }
+
+  @Test
+  void aThrowingListenerAbortsTrainingWithItsExceptionAsCause() {
+    IllegalStateException boom = new IllegalStateException("listener failed at epoch 2");
+    try (Context ctx = Context.cpu(1, 2);
+        Data.Synthetic data =
+            Data.synthesize(ctx, Data.Feedback.EXPLICIT, 100, 80, 2000, 3, 0.1, 0.0)) {
+      int[] calls = {0};
+      TrainOptions options = TrainOptions.builder(Algorithm.SGD)
+                                 .rank(3)
+                                 .iterations(10)
+                                 .listener(s -> {
+                                   calls[0]++;
+                                   if (s.epoch() == 2) {
+                                     throw boom;
+                                   }
+                                   return true;
+                                 })
+                                 .build();
+      SparsefacException e = assertThrows(SparsefacException.class,
+          () -> Model.train(ctx, data.ratings(), options));
+      assertEquals(Status.CALLBACK, e.status());
+      assertSame(boom, e.getCause());
+      assertEquals(2, calls[0], "training stopped at the failing epoch");
+
+      calls[0] = 0;
+      try (Trainer trainer = new Trainer(ctx, data.ratings(), options)) {
+        SparsefacException again = assertThrows(SparsefacException.class, () -> trainer.run(5));
+        assertEquals(Status.CALLBACK, again.status());
+        assertSame(boom, again.getCause());
+        assertEquals(2, calls[0]);
+      }
+
+      // Errors (not only exceptions) are caught too.
+      TrainOptions assertion = TrainOptions.builder(Algorithm.ALS)
+                                   .rank(3)
+                                   .iterations(3)
+                                   .listener(s -> {
+                                     throw new AssertionError("checked in a listener");
+                                   })
+                                   .build();
+      SparsefacException err = assertThrows(SparsefacException.class,
+          () -> Model.train(ctx, data.ratings(), assertion));
+      assertTrue(err.getCause() instanceof AssertionError);
+    }
+  }
+
+  @Test
+  void badOptionsAreRejectedWhenBuilt() {
+    SparsefacException rank = assertThrows(SparsefacException.class,
+        () -> TrainOptions.builder(Algorithm.ALS).rank(0).build());
+    assertEquals(Status.INVALID_ARGUMENT, rank.status());
+    assertTrue(rank.getMessage().contains("0 is out of range"), rank.getMessage());
+    SparsefacException lambda = assertThrows(SparsefacException.class,
+        () -> TrainOptions.builder(Algorithm.ALS).lambda(Double.NaN).build());
+    assertFalse(lambda.getMessage().isEmpty());
+    try (Context ctx = Context.cpu(1, 0);
+        SparseMatrix ratings = SparseMatrix.fromCoo(ctx, 3, 3, new int[] {0, 1},
+            new int[] {1, 2}, new float[] {1f, 2f});
+        SparseMatrix wrongShape = SparseMatrix.fromCoo(ctx, 4, 3, new int[] {0}, new int[] {1},
+            new float[] {1f})) {
+      TrainOptions options =
+          TrainOptions.builder(Algorithm.ALS).rank(2).validation(wrongShape).build();
+      SparsefacException shape = assertThrows(SparsefacException.class,
+          () -> Model.train(ctx, ratings, options));
+      assertEquals(Status.SHAPE_MISMATCH, shape.status());
+    }
+  }
+}
