@@ -1,0 +1,3 @@
+module github.com/sparsefac/sparsefac/bindings/go
+
+go 1.19

@@ -1,0 +1,121 @@
+package sparsefac_test
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	sparsefac "github.com/sparsefac/sparsefac/bindings/go"
+)
+
+// drainFinalizers returns once the finalizers of everything unreachable now have run: they
+// run one at a time in queue order, so a sentinel queued after them runs last.
+func drainFinalizers() {
+	runtime.GC()
+	done := make(chan struct{})
+	sentinel := new([16]byte)
+	runtime.SetFinalizer(sentinel, func(*[16]byte) { close(done) })
+	sentinel = nil
+	runtime.GC()
+	<-done
+}
+
+// rssKiB reads VmRSS from /proc/self/status once no finalizer is pending.
+func rssKiB(t *testing.T) int64 {
+	drainFinalizers()
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if strings.HasPrefix(s.Text(), "VmRSS:") {
+			kb, err := strconv.ParseInt(strings.Fields(s.Text())[1], 10, 64)
+			must(t, err)
+			return kb
+		}
+	}
+	t.Fatal("no VmRSS line in /proc/self/status")
+	return 0
+}
+
+// One create/close cycle of every object kind, including a training run with a callback
+// (a cgo.Handle per run). With leave, the objects are left to the finalizers.
+func leakCycle(t *testing.T, i int, leave bool, opts sparsefac.TrainOptions, rows, cols []int32, vals []float32) {
+	ctx, err := sparsefac.NewContext(sparsefac.CPU, sparsefac.WithThreads(1), sparsefac.WithSeed(uint64(i)))
+	must(t, err)
+	m, err := sparsefac.FromCOO(ctx, 20, 20, rows, cols, vals, 0)
+	must(t, err)
+	d, err := sparsefac.NewDenseMatrix(ctx, 20, 2, nil)
+	must(t, err)
+	p, err := m.Like(nil)
+	must(t, err)
+	must(t, sparsefac.SDDMM(ctx, sparsefac.Pattern, 1, d, d, m, 0, p))
+	opts.OnEpoch = func(sparsefac.EpochInfo) (bool, error) { return false, nil }
+	model, err := sparsefac.Train(ctx, m, opts)
+	must(t, err)
+	if _, err := model.Predict([]int32{1}, []int32{2}); err != nil {
+		t.Fatal(err)
+	}
+	if leave {
+		return
+	}
+	for _, c := range []interface{ Close() error }{model, p, d, m, ctx} {
+		must(t, c.Close())
+	}
+}
+
+func leakData() (rows, cols []int32, vals []float32) {
+	for r := int32(0); r < 20; r++ {
+		for c := int32(0); c < 20; c += 3 {
+			rows, cols, vals = append(rows, r), append(cols, (c+r)%20), append(vals, float32(r-c))
+		}
+	}
+	return rows, cols, vals
+}
+
+func TestNoLeakOver10kCycles(t *testing.T) {
+	rows, cols, vals := leakData()
+	opts, err := sparsefac.DefaultTrainOptions(sparsefac.ALS)
+	must(t, err)
+	opts.Rank, opts.Iterations = 2, 1
+	for i := 0; i < 1000; i++ { // warm-up: allocator pools, Go heap, thread stacks
+		leakCycle(t, i, false, opts, rows, cols, vals)
+	}
+	before := rssKiB(t)
+	const cycles = 10000
+	for i := 0; i < cycles; i++ {
+		leakCycle(t, i, false, opts, rows, cols, vals)
+	}
+	after := rssKiB(t)
+	t.Logf("RSS before %d KiB, after %d cycles %d KiB (%+d KiB)", before, cycles, after, after-before)
+	// Leaking one 140-nonzero matrix per cycle alone would add more than 10 MiB.
+	if after-before > 2048 {
+		t.Fatalf("RSS grew by %d KiB over %d cycles", after-before, cycles)
+	}
+}
+
+// Objects nobody closes are released by their finalizers. (The C memory behind them is
+// invisible to Go's GC pacing and piles up between collections, which is why Close is the rule.)
+func TestFinalizersReleaseUnclosedObjects(t *testing.T) {
+	rows, cols, vals := leakData()
+	opts, err := sparsefac.DefaultTrainOptions(sparsefac.ALS)
+	must(t, err)
+	opts.Rank, opts.Iterations = 2, 1
+	drainFinalizers()
+	before := sparsefac.LiveObjects()
+	for i := 0; i < 2000; i++ {
+		leakCycle(t, i, true, opts, rows, cols, vals)
+	}
+	left := sparsefac.LiveObjects()
+	drainFinalizers()
+	after := sparsefac.LiveObjects()
+	t.Logf("live objects: %d before, %d after 2000 unclosed cycles, %d once finalizers ran", before, left, after)
+	if left <= before || after != before {
+		t.Fatalf("live objects %d -> %d -> %d: finalizers did not release the unclosed objects", before, left, after)
+	}
+}

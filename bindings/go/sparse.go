@@ -1,0 +1,294 @@
+package sparsefac
+
+import (
+	"runtime"
+
+	"github.com/sparsefac/sparsefac/bindings/go/internal/capi"
+)
+
+// SparseMatrix is a sparse matrix owned by the library, stored sorted by (row, column).
+type SparseMatrix struct {
+	h capi.SwigcptrStruct_SS_sfac_sparse
+	_ notTiny
+}
+
+func newSparse(h uintptr) *SparseMatrix {
+	m := &SparseMatrix{h: capi.SwigcptrStruct_SS_sfac_sparse(h)}
+	liveObjects.Add(1)
+	runtime.SetFinalizer(m, func(m *SparseMatrix) { m.Close() })
+	return m
+}
+
+// Close releases the matrix; later calls are no-ops.
+func (m *SparseMatrix) Close() error {
+	if m == nil || m.h == 0 {
+		return nil
+	}
+	h := m.h
+	m.h = 0
+	runtime.SetFinalizer(m, nil)
+	liveObjects.Add(-1)
+	return call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_destroy(h) })
+}
+
+func (m *SparseMatrix) handle() (capi.SwigcptrStruct_SS_sfac_sparse, error) {
+	if m == nil || m.h == 0 {
+		return 0, closedError("SparseMatrix")
+	}
+	return m.h, nil
+}
+
+// optionalSparse is NULL for a nil matrix (the C API's "may be NULL"), an error for a closed one.
+func optionalSparse(m *SparseMatrix) (capi.SwigcptrStruct_SS_sfac_sparse, error) {
+	if m == nil {
+		return 0, nil
+	}
+	return m.handle()
+}
+
+// SparseFlags control matrix creation and file reading.
+type SparseFlags uint32
+
+const (
+	// SumDuplicates sums entries with the same (row, col) instead of rejecting them.
+	SumDuplicates SparseFlags = 1 << 0
+	// OneBased: ids in triplet, MovieLens and CSV files start at 1.
+	OneBased SparseFlags = 1 << 9
+)
+
+// FromCOO creates a rows x cols matrix from triplets in any order. values may be nil: every
+// stored value is then 1 (a pattern matrix). The library copies the data.
+func FromCOO(ctx *Context, rows, cols int, rowIdx, colIdx []int32, values []float32, flags SparseFlags) (*SparseMatrix, error) {
+	c, err := ctx.handle()
+	if err != nil {
+		return nil, err
+	}
+	if len(rowIdx) != len(colIdx) {
+		return nil, errorf(StatusShapeMismatch, "FromCOO: %d row indices but %d column indices", len(rowIdx), len(colIdx))
+	}
+	if values != nil && len(values) != len(rowIdx) {
+		return nil, errorf(StatusShapeMismatch, "FromCOO: %d indices but %d values", len(rowIdx), len(values))
+	}
+	var h uintptr
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_sparse_create_coo(c, int64(rows), int64(cols), int64(len(rowIdx)),
+			nonNil(rowIdx), nonNil(colIdx), values, uint(flags), &h)
+	})
+	runtime.KeepAlive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newSparse(h), nil
+}
+
+// FromCSR creates a matrix from CSR arrays: rowOffsets has rows + 1 entries starting at 0.
+// values may be nil (pattern matrix).
+func FromCSR(ctx *Context, rows, cols int, rowOffsets []int64, colIdx []int32, values []float32, flags SparseFlags) (*SparseMatrix, error) {
+	c, err := ctx.handle()
+	if err != nil {
+		return nil, err
+	}
+	if rows < 0 || len(rowOffsets) != rows+1 {
+		return nil, errorf(StatusShapeMismatch, "FromCSR: %d rows need %d row offsets, got %d", rows, rows+1, len(rowOffsets))
+	}
+	nnz := rowOffsets[rows]
+	if int64(len(colIdx)) != nnz {
+		return nil, errorf(StatusShapeMismatch, "FromCSR: row offsets end at %d but %d column indices", nnz, len(colIdx))
+	}
+	if values != nil && int64(len(values)) != nnz {
+		return nil, errorf(StatusShapeMismatch, "FromCSR: %d nonzeros but %d values", nnz, len(values))
+	}
+	var h uintptr
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_sparse_create_csr(c, int64(rows), int64(cols), rowOffsets, nonNil(colIdx), values, uint(flags), &h)
+	})
+	runtime.KeepAlive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newSparse(h), nil
+}
+
+// nonNil keeps an empty index array from becoming NULL, which the C API rejects even for nnz 0.
+func nonNil(s []int32) []int32 {
+	if s == nil {
+		return make([]int32, 0, 1)
+	}
+	if len(s) == 0 && cap(s) == 0 {
+		return make([]int32, 0, 1)
+	}
+	return s
+}
+
+// FileFormat of ReadFile.
+type FileFormat int
+
+const (
+	FormatAuto         FileFormat = 0 // by extension and content
+	FormatMatrixMarket FileFormat = 1
+	FormatTriplets     FileFormat = 2 // "row col value" (LIBMF) or MovieLens u.data
+	FormatMovieLensDat FileFormat = 3 // user::item::rating::timestamp
+	FormatCSV          FileFormat = 4 // header line, then user,item,rating[,...]
+)
+
+// ReadFile reads a sparse matrix; ids are used as indices (0-based unless flags has OneBased).
+// Parse errors name the file and line.
+func ReadFile(ctx *Context, path string, format FileFormat, flags SparseFlags) (*SparseMatrix, error) {
+	c, err := ctx.handle()
+	if err != nil {
+		return nil, err
+	}
+	var h uintptr
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_read_sparse(c, path, capi.Enum_SS_sfac_file_format(format), uint(flags), &h, nil, nil)
+	})
+	runtime.KeepAlive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newSparse(h), nil
+}
+
+// WriteMatrixMarket writes the matrix as a 1-based "coordinate real general" file.
+func (m *SparseMatrix) WriteMatrixMarket(path string) error {
+	h, err := m.handle()
+	if err != nil {
+		return err
+	}
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_write_matrix_market(h, path) })
+	runtime.KeepAlive(m)
+	return err
+}
+
+// Shape is (rows, cols, nnz).
+func (m *SparseMatrix) Shape() (rows, cols, nnz int, err error) {
+	h, err := m.handle()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	r, c, n := []int64{0}, []int64{0}, []int64{0}
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_get_shape(h, r, c, n) })
+	runtime.KeepAlive(m)
+	return int(r[0]), int(c[0]), int(n[0]), err
+}
+
+// ToCOO copies the entries out, sorted by (row, col).
+func (m *SparseMatrix) ToCOO() (rowIdx, colIdx []int32, values []float32, err error) {
+	_, _, nnz, err := m.Shape()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rowIdx, colIdx, values = make([]int32, nnz, nnz+1), make([]int32, nnz, nnz+1), make([]float32, nnz, nnz+1)
+	h := m.h
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_coo(h, rowIdx, colIdx, values) })
+	runtime.KeepAlive(m)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return rowIdx, colIdx, values, nil
+}
+
+// Values copies the nnz values out in row-major order.
+func (m *SparseMatrix) Values() ([]float32, error) {
+	_, _, nnz, err := m.Shape()
+	if err != nil {
+		return nil, err
+	}
+	values := make([]float32, nnz, nnz+1)
+	h := m.h
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_coo(h, nil, nil, values) })
+	runtime.KeepAlive(m)
+	return values, err
+}
+
+// SetValues replaces the nnz values (row-major order); they must be finite.
+func (m *SparseMatrix) SetValues(values []float32) error {
+	_, _, nnz, err := m.Shape()
+	if err != nil {
+		return err
+	}
+	if len(values) != nnz {
+		return errorf(StatusShapeMismatch, "SetValues: matrix has %d nonzeros, got %d values", nnz, len(values))
+	}
+	h := m.h
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_set_values(h, nonNilF(values)) })
+	runtime.KeepAlive(m)
+	return err
+}
+
+func nonNilF(s []float32) []float32 {
+	if cap(s) == 0 {
+		return make([]float32, 0, 1)
+	}
+	return s
+}
+
+// Like creates a matrix with this matrix's pattern and the given values (nil = zeros), the
+// natural output of SDDMM.
+func (m *SparseMatrix) Like(values []float32) (*SparseMatrix, error) {
+	_, _, nnz, err := m.Shape()
+	if err != nil {
+		return nil, err
+	}
+	if values != nil && len(values) != nnz {
+		return nil, errorf(StatusShapeMismatch, "Like: matrix has %d nonzeros, got %d values", nnz, len(values))
+	}
+	h := m.h
+	var out uintptr
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_create_like(h, values, &out) })
+	runtime.KeepAlive(m)
+	if err != nil {
+		return nil, err
+	}
+	return newSparse(out), nil
+}
+
+// SplitRandom sends each nonzero to test with probability testFraction.
+func (m *SparseMatrix) SplitRandom(testFraction float64, seed uint64) (train, test *SparseMatrix, err error) {
+	h, err := m.handle()
+	if err != nil {
+		return nil, nil, err
+	}
+	var tr, te uintptr
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_split_random(h, testFraction, seed, &tr, &te) })
+	runtime.KeepAlive(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return newSparse(tr), newSparse(te), nil
+}
+
+// Feedback kind of synthetic data.
+type Feedback int
+
+const (
+	Explicit Feedback = 0 // ratings = planted dot + N(0, noise^2)
+	Implicit Feedback = 1 // counts where the planted affinity is high
+)
+
+// Synthetic describes planted low-rank data for SynthesizeRatings.
+type Synthetic struct {
+	Feedback          Feedback
+	Users, Items, NNZ int
+	Rank              int
+	Noise, Skew       float64
+}
+
+// SynthesizeRatings draws data with a known answer, seeded by the context's seed: for
+// Explicit feedback the planted model's RMSE is Noise.
+func SynthesizeRatings(ctx *Context, spec Synthetic) (*SparseMatrix, error) {
+	c, err := ctx.handle()
+	if err != nil {
+		return nil, err
+	}
+	var h uintptr
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_synthesize_ratings(c, capi.Enum_SS_sfac_feedback(spec.Feedback), int64(spec.Users),
+			int64(spec.Items), int64(spec.NNZ), int64(spec.Rank), spec.Noise, spec.Skew, &h, nil, nil)
+	})
+	runtime.KeepAlive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newSparse(h), nil
+}

@@ -1,0 +1,269 @@
+package sparsefac
+
+import (
+	"runtime"
+	"runtime/debug"
+
+	"github.com/sparsefac/sparsefac/bindings/go/internal/capi"
+)
+
+// Algorithm of Train.
+type Algorithm int
+
+const (
+	ALS  Algorithm = 0 // explicit-feedback ALS on the observed ratings
+	IALS Algorithm = 1 // implicit-feedback ALS (Hu-Koren-Volinsky), confidence-weighted
+	SGD  Algorithm = 2 // stochastic gradient descent on the observed ratings
+)
+
+// Regularization of ALS: Plain adds lambda*I, Weighted adds lambda*n_u*I (ALS-WR).
+type Regularization int
+
+const (
+	Plain    Regularization = 0
+	Weighted Regularization = 1
+)
+
+// Solver of ALS's normal equations.
+type Solver int
+
+const (
+	Cholesky Solver = 0
+	CG       Solver = 1 // warm-started conjugate gradient with CGSteps steps
+)
+
+// EpochInfo is one epoch's progress. ValidationRMSE is NaN without a validation matrix.
+type EpochInfo struct {
+	Epoch          int // from 1
+	TrainLoss      float64
+	ValidationRMSE float64
+	Seconds        float64
+}
+
+// TrainOptions are the settings of Train. Start from DefaultTrainOptions, which holds the
+// library's defaults for the algorithm, and change what you need.
+type TrainOptions struct {
+	Algorithm      Algorithm
+	Rank           int
+	Iterations     int
+	LambdaUser     float64
+	LambdaItem     float64
+	UseBiases      bool // ALS, SGD: learn global mean and user/item biases
+	InitScale      float64
+	Deterministic  bool // bit-reproducible for a fixed seed and thread count
+	Regularization Regularization
+	Solver         Solver
+	CGSteps        int
+	ImplicitAlpha  float64 // IALS confidence c = 1 + alpha * r
+	LearningRate   float64 // SGD
+	Decay          float64 // SGD
+	ScaleRatings   bool    // SGD
+	// Validation ratings (the training matrix's shape) reported each epoch; may be nil.
+	Validation *SparseMatrix
+	// OnEpoch, when set, runs after every epoch. stop = true ends training successfully; an
+	// error (or a panic) aborts it, and Train returns an *Error with StatusCallback whose Cause
+	// is that error (a *PanicError for a panic).
+	OnEpoch func(EpochInfo) (stop bool, err error)
+}
+
+type intOption struct {
+	name string
+	id   capi.Enum_SS_sfac_option
+	ptr  func(*TrainOptions) *int
+}
+
+type doubleOption struct {
+	name string
+	id   capi.Enum_SS_sfac_option
+	ptr  func(*TrainOptions) *float64
+}
+
+type boolOption struct {
+	name string
+	id   capi.Enum_SS_sfac_option
+	ptr  func(*TrainOptions) *bool
+}
+
+var intOptions = []intOption{
+	{"Rank", capi.SFAC_OPT_RANK, func(o *TrainOptions) *int { return &o.Rank }},
+	{"Iterations", capi.SFAC_OPT_ITERATIONS, func(o *TrainOptions) *int { return &o.Iterations }},
+	{"CGSteps", capi.SFAC_OPT_ALS_CG_STEPS, func(o *TrainOptions) *int { return &o.CGSteps }},
+	{"Regularization", capi.SFAC_OPT_ALS_REGULARIZATION, func(o *TrainOptions) *int { return (*int)(&o.Regularization) }},
+	{"Solver", capi.SFAC_OPT_ALS_SOLVER, func(o *TrainOptions) *int { return (*int)(&o.Solver) }},
+}
+
+var doubleOptions = []doubleOption{
+	{"LambdaUser", capi.SFAC_OPT_LAMBDA_USER, func(o *TrainOptions) *float64 { return &o.LambdaUser }},
+	{"LambdaItem", capi.SFAC_OPT_LAMBDA_ITEM, func(o *TrainOptions) *float64 { return &o.LambdaItem }},
+	{"InitScale", capi.SFAC_OPT_INIT_SCALE, func(o *TrainOptions) *float64 { return &o.InitScale }},
+	{"ImplicitAlpha", capi.SFAC_OPT_IMPLICIT_ALPHA, func(o *TrainOptions) *float64 { return &o.ImplicitAlpha }},
+	{"LearningRate", capi.SFAC_OPT_SGD_LEARNING_RATE, func(o *TrainOptions) *float64 { return &o.LearningRate }},
+	{"Decay", capi.SFAC_OPT_SGD_DECAY, func(o *TrainOptions) *float64 { return &o.Decay }},
+}
+
+var boolOptions = []boolOption{
+	{"UseBiases", capi.SFAC_OPT_USE_BIASES, func(o *TrainOptions) *bool { return &o.UseBiases }},
+	{"Deterministic", capi.SFAC_OPT_DETERMINISTIC, func(o *TrainOptions) *bool { return &o.Deterministic }},
+	{"ScaleRatings", capi.SFAC_OPT_SGD_SCALE_RATINGS, func(o *TrainOptions) *bool { return &o.ScaleRatings }},
+}
+
+// cOptions owns a C options object for the duration of one Train call.
+type cOptions struct {
+	h capi.SwigcptrStruct_SS_sfac_train_options
+}
+
+func newCOptions(alg Algorithm) (*cOptions, error) {
+	var h uintptr
+	err := call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_train_options_create(capi.Enum_SS_sfac_algorithm(alg), &h)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &cOptions{h: capi.SwigcptrStruct_SS_sfac_train_options(h)}, nil
+}
+
+func (o *cOptions) close() {
+	call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_destroy(o.h) })
+}
+
+// DefaultTrainOptions are the library's defaults for alg.
+func DefaultTrainOptions(alg Algorithm) (TrainOptions, error) {
+	opts := TrainOptions{Algorithm: alg}
+	c, err := newCOptions(alg)
+	if err != nil {
+		return opts, err
+	}
+	defer c.close()
+	for _, o := range intOptions {
+		v := []int64{0}
+		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_get_int(c.h, o.id, v) }); err != nil {
+			return opts, err
+		}
+		*o.ptr(&opts) = int(v[0])
+	}
+	for _, o := range boolOptions {
+		v := []int64{0}
+		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_get_int(c.h, o.id, v) }); err != nil {
+			return opts, err
+		}
+		*o.ptr(&opts) = v[0] != 0
+	}
+	for _, o := range doubleOptions {
+		v := []float64{0}
+		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_get_double(c.h, o.id, v) }); err != nil {
+			return opts, err
+		}
+		*o.ptr(&opts) = v[0]
+	}
+	return opts, nil
+}
+
+// optionError names the Go field: the library's message only knows the option's number.
+func optionError(field string, err error) error {
+	if e, ok := err.(*Error); ok {
+		e.Message = "TrainOptions." + field + ": " + e.Message
+	}
+	return err
+}
+
+// apply copies every field into the C options; the library validates the values.
+func (c *cOptions) apply(opts *TrainOptions) error {
+	for _, o := range intOptions {
+		v := int64(*o.ptr(opts))
+		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_set_int(c.h, o.id, v) }); err != nil {
+			return optionError(o.name, err)
+		}
+	}
+	for _, o := range boolOptions {
+		v := int64(0)
+		if *o.ptr(opts) {
+			v = 1
+		}
+		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_set_int(c.h, o.id, v) }); err != nil {
+			return optionError(o.name, err)
+		}
+	}
+	for _, o := range doubleOptions {
+		v := *o.ptr(opts)
+		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_set_double(c.h, o.id, v) }); err != nil {
+			return optionError(o.name, err)
+		}
+	}
+	if opts.Validation != nil {
+		vh, err := opts.Validation.handle()
+		if err != nil {
+			return err
+		}
+		err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_set_validation(c.h, vh) })
+		runtime.KeepAlive(opts.Validation)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Train fits a model to ratings (users x items) with opts, running opts.Iterations epochs
+// unless OnEpoch stops earlier. The context's seed drives initialization and shuffling.
+func Train(ctx *Context, ratings *SparseMatrix, opts TrainOptions) (*Model, error) {
+	ch, err := ctx.handle()
+	if err != nil {
+		return nil, err
+	}
+	rh, err := ratings.handle()
+	if err != nil {
+		return nil, err
+	}
+	c, err := newCOptions(opts.Algorithm)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	if err := c.apply(&opts); err != nil {
+		return nil, err
+	}
+
+	var callbackErr error
+	if opts.OnEpoch != nil {
+		onEpoch := opts.OnEpoch
+		handle := capi.NewEpochHandle(func(epoch int, loss, rmse, seconds float64) (verdict int) {
+			defer func() {
+				if r := recover(); r != nil {
+					callbackErr = &PanicError{Value: r, Stack: debug.Stack()}
+					verdict = -1
+				}
+			}()
+			stop, err := onEpoch(EpochInfo{Epoch: epoch, TrainLoss: loss, ValidationRMSE: rmse, Seconds: seconds})
+			if err != nil {
+				callbackErr = err
+				return -1
+			}
+			if stop {
+				return 1
+			}
+			return 0
+		})
+		// Only sfac_train calls the trampoline, and it has returned by the time this runs;
+		// the options object that still names the handle is destroyed right after, unused.
+		defer handle.Delete()
+		if err := call(func() capi.Enum_SS_sfac_status {
+			return capi.Sfac_train_options_set_callback(c.h, uintptr(handle))
+		}); err != nil {
+			return nil, err
+		}
+	}
+
+	var out uintptr
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train(ch, rh, c.h, &out) })
+	runtime.KeepAlive(ctx)
+	runtime.KeepAlive(ratings)
+	runtime.KeepAlive(opts.Validation)
+	if err != nil {
+		if e, ok := err.(*Error); ok && callbackErr != nil {
+			e.Cause = callbackErr
+		}
+		return nil, err
+	}
+	return newModel(out), nil
+}
