@@ -646,7 +646,7 @@ def main():
             res, x, y = run_ours(sf, data, train, data["explicit"], SFAC_ALGO_SGD, None,
                                  ARGS.epochs)
             load = lm.stop()
-            ours = record("sparsefac", "SGD (Hogwild)", res,
+            ours = record("sparsefac", "SGD (FPSGD blocks)", res,
                           "RMSE %.4f" % heldout_rmse(data, train, x, y), load)
             del x, y
             gc.collect()

@@ -76,11 +76,14 @@ SFAC_SIMD_CLONES void sweep_samples(const SweepArgs& a, int64_t begin, int64_t e
   }
 }
 
-// The grid size B: blocks whose P and Q slices fit in a core's L2 (kBlockBytes), at least 4
-// blocks per thread and side so the scheduler always finds a free one, and enough samples per
-// block (kMinBlockSamples) that the scheduling lock stays negligible.
+// The grid size B: about kBlockBytes of P and Q rows per block row and column (1/B of each),
+// at least 4 blocks per thread and side so the scheduler always finds a free one, and enough
+// samples per block (kMinBlockSamples) that the scheduling lock stays negligible. Smaller slices
+// fit lower cache levels but each row is then reused fewer times per block: on the
+// MovieLens-20M shape at k = 64 (42 MB of factors), B = 16 took 0.51 s of CPU per epoch
+// against 0.55 (B = 8), 0.54 (32), 0.59 (48) and 0.64 (64).
 int grid_size(int64_t users, int64_t items, int64_t nnz, int64_t rank, int threads) {
-  constexpr double kBlockBytes = 512.0 * 1024;
+  constexpr double kBlockBytes = 2.5 * 1024 * 1024;
   constexpr double kMinBlockSamples = 2048;
   const double bytes = static_cast<double>(users + items) * static_cast<double>(rank) * 4.0;
   double b = std::max(std::ceil(bytes / kBlockBytes), 4.0 * threads);

@@ -14,6 +14,10 @@ RowSolver::RowSolver(int64_t d) : d_(d), a_(d * d), b_(d), r_(d), p_(d), ap_(d) 
 
 namespace {
 
+// How many nonzeros ahead the passes prefetch the other side's factor row (a random row of a
+// matrix larger than the caches).
+constexpr int64_t kPrefetchAhead = 4;
+
 // The per-nonzero passes over the row's factor rows: the hot loops of ALS. Each is compiled per
 // ISA (SFAC_SIMD_CLONES) with fully unrolled kernels for the common ranks.
 
@@ -22,6 +26,10 @@ SFAC_ALWAYS_INLINE void gather_impl(const RowSystem& sys, float* gathered, float
   const int64_t d = simd::length<K>(sys.d);
   std::fill(b, b + d, 0.0f);
   for (int64_t j = 0; j < sys.count; ++j) {
+    if (j + kPrefetchAhead < sys.count) {
+      const float* next = sys.factors + int64_t{sys.cols[j + kPrefetchAhead]} * sys.stride;
+      for (int64_t t = 0; t < d; t += 16) __builtin_prefetch(next + t);
+    }
     const float* y = sys.factors + int64_t{sys.cols[j]} * sys.stride;
     const float s = sys.weights ? std::sqrt(sys.weights[j]) : 1.0f;
     float* g = gathered + j * d;
@@ -51,6 +59,10 @@ SFAC_ALWAYS_INLINE void sparse_pass_impl(const RowSystem& sys, const float* v, b
                                          float* out) {
   const int64_t d = simd::length<K>(sys.d);
   for (int64_t j = 0; j < sys.count; ++j) {
+    if (j + kPrefetchAhead < sys.count) {
+      const float* next = sys.factors + int64_t{sys.cols[j + kPrefetchAhead]} * sys.stride;
+      for (int64_t t = 0; t < d; t += 16) __builtin_prefetch(next + t);
+    }
     const float* y = sys.factors + int64_t{sys.cols[j]} * sys.stride;
     const float w = sys.weights ? sys.weights[j] : 1.0f;
     const float wyv = w * simd::dot<K>(y, v, d);
