@@ -197,6 +197,7 @@ static int sfac_java_trampoline(int epoch, double train_loss, double validation_
 /* Address of a new listener state for `target` (a NativeEpochCallback), 0 with a Java exception
  * pending when it cannot be made. */
 int64_t sfac_java_listener_create(JNIEnv* env, jobject target) {
+  if (!target) return 0;
   sfac_java_listener* listener = (sfac_java_listener*)calloc(1, sizeof *listener);
   if (!listener) return 0;
   jclass type = (*env)->GetObjectClass(env, target);

@@ -1,8 +1,8 @@
 package org.sparsefac;
 
 /**
- * A libsparsefac call failed. {@link #status()} says why; the message is the library's own (it
- * names the offending argument, index or file line). When an {@link EpochListener} threw, the
+ * A libsparsefac call failed. {@link #status()} says why; {@link #getMessage()} is the library's
+ * own message (it names the offending argument, index or file line). When an {@link EpochListener} threw, the
  * status is {@link Status#CALLBACK} and the listener's exception is the cause.
  */
 public class SparsefacException extends RuntimeException {
@@ -15,13 +15,18 @@ public class SparsefacException extends RuntimeException {
   }
 
   public SparsefacException(Status status, String message, Throwable cause) {
-    super(status.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + ": " + message,
-        cause);
-    this.status = status;
+    super(message, cause);
+    this.status = java.util.Objects.requireNonNull(status, "status");
   }
 
   public Status status() {
     return status;
+  }
+
+  /** "org.sparsefac.SparsefacException (OUT_OF_RANGE): row index 7 ..." */
+  @Override
+  public String toString() {
+    return getClass().getName() + " (" + status + "): " + getMessage();
   }
 
   /** The exception of a failed native call, with the message the library left on this thread. */

@@ -35,6 +35,7 @@ class TrainingTest {
         assertEquals(600, model.items());
         assertEquals(4, model.rank());
         double rmse = model.evaluate(split.test()).rmse();
+        System.out.printf("ALS held-out RMSE %.4f (planted noise %.2f)%n", rmse, NOISE);
         assertTrue(rmse < 1.1 * NOISE, "held-out RMSE " + rmse + " vs noise " + NOISE);
         assertTrue(rmse > 0.9 * NOISE, "below the noise floor is impossible: " + rmse);
         assertTrue(model.evaluate(split.train()).rmse() < rmse, "training error below held-out");
@@ -59,8 +60,9 @@ class TrainingTest {
         Model sgd = Model.train(ctx, split.train(),
             TrainOptions.builder(Algorithm.SGD).rank(4).iterations(30).lambda(0.02).build())) {
       double rmse = sgd.evaluate(split.test()).rmse();
+      System.out.printf("SGD held-out RMSE %.4f (planted noise 0.30)%n", rmse);
       // Planted dot products have unit variance: predicting 0 would score about 1.04.
-      assertTrue(rmse < 0.45, "SGD held-out RMSE " + rmse);
+      assertTrue(rmse < 1.2 * 0.3, "SGD held-out RMSE " + rmse + " vs noise 0.3");
     }
     try (Context ctx = Context.cpu(2, 9);
         Data.Synthetic data =
@@ -82,6 +84,7 @@ class TrainingTest {
         }
       }
       random /= users;
+      System.out.printf("IALS recall@10 %.4f, random ranking %.4f%n", m.recall(), random);
       assertTrue(m.recall() > 3 * random, "implicit ALS " + m + ", random recall " + random);
     }
   }
