@@ -1,15 +1,36 @@
 package sparsefac_test
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	sparsefac "github.com/sparsefac/sparsefac/bindings/go"
 )
 
-func TestSDDMMMatchesTripleLoop(t *testing.T) {
-	ctx := cpuContext(t, 1)
+func TestSDDMMMatchesTripleLoop(t *testing.T) { checkSDDMM(t, cpuContext(t, 1)) }
+
+// On a CUDA build with a device; skipped elsewhere.
+func TestSDDMMOnCUDAMatchesTripleLoop(t *testing.T) {
+	ctx, err := sparsefac.NewContext(sparsefac.CUDA)
+	var e *sparsefac.Error
+	if errors.As(err, &e) && (e.Status == sparsefac.StatusUnsupported || e.Status == sparsefac.StatusDevice) {
+		t.Skipf("no CUDA: %v", err)
+	}
+	must(t, err)
+	defer ctx.Close()
+	name, err := ctx.DeviceName()
+	must(t, err)
+	t.Logf("device: %s", name)
+	checkSDDMM(t, ctx)
+}
+
+func checkSDDMM(t *testing.T, ctx *sparsefac.Context) {
 	rng := rand.New(rand.NewSource(5))
 	const m, n, k = 37, 29, 8
 	a, b := randomFloats(rng, m*k), randomFloats(rng, n*k)
@@ -124,6 +145,31 @@ func TestReadFile(t *testing.T) {
 	must(t, err)
 	if v[0] != 1.25 || v[1] != 3.5 || v[2] != -2 {
 		t.Fatalf("values %v", v)
+	}
+}
+
+func TestReadFileRemapped(t *testing.T) {
+	ctx := cpuContext(t, 1)
+	path := filepath.Join(t.TempDir(), "ratings.csv")
+	csv := "userId,movieId,rating,timestamp\n1,31,2.5,1\n1,1029,3.0,2\n2,31,4.5,3\n7,1061,0.5,4\n"
+	must(t, os.WriteFile(path, []byte(csv), 0o644))
+	m, rowIDs, colIDs, err := sparsefac.ReadFileRemapped(ctx, path, sparsefac.FormatAuto, 0)
+	must(t, err)
+	defer m.Close()
+	if fmt.Sprint(rowIDs) != "[1 2 7]" || fmt.Sprint(colIDs) != "[31 1029 1061]" {
+		t.Fatalf("id maps %v %v, want [1 2 7] [31 1029 1061]", rowIDs, colIDs)
+	}
+	r, c, v, err := m.ToCOO()
+	must(t, err)
+	if got := fmt.Sprint(r, c, v); got != "[0 0 1 2] [0 1 0 2] [2.5 3 4.5 0.5]" {
+		t.Fatalf("entries %s", got)
+	}
+	// A malformed line is a parse error naming the file and line.
+	must(t, os.WriteFile(path, []byte(csv+"9,x\n"), 0o644))
+	_, _, _, err = sparsefac.ReadFileRemapped(ctx, path, sparsefac.FormatAuto, 0)
+	e := wantStatus(t, err, sparsefac.StatusParse)
+	if !strings.Contains(e.Message, "ratings.csv:6") {
+		t.Fatalf("parse error does not name ratings.csv:6: %v", e)
 	}
 }
 

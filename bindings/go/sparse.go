@@ -149,6 +149,52 @@ func ReadFile(ctx *Context, path string, format FileFormat, flags SparseFlags) (
 	return newSparse(h), nil
 }
 
+// ReadFileRemapped reads a ratings file whose ids are arbitrary (MovieLens user and movie ids,
+// say): each side's distinct ids become indices 0..n-1 in ascending id order. rowIDs[i] and
+// colIDs[j] are the file's ids of row i and column j.
+func ReadFileRemapped(ctx *Context, path string, format FileFormat, flags SparseFlags) (m *SparseMatrix, rowIDs, colIDs []int64, err error) {
+	c, err := ctx.handle()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	const remapIDs = 1 << 8 // SFAC_READ_REMAP_IDS
+	var h, rmap, cmap uintptr
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_read_sparse(c, path, capi.Enum_SS_sfac_file_format(format), uint(flags)|remapIDs, &h, &rmap, &cmap)
+	})
+	runtime.KeepAlive(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m = newSparse(h)
+	// Both maps are taken (and so destroyed) before either error is looked at.
+	rowIDs, rowErr := takeIDMap(rmap)
+	colIDs, colErr := takeIDMap(cmap)
+	if err = rowErr; err == nil {
+		err = colErr
+	}
+	if err != nil {
+		m.Close()
+		return nil, nil, nil, err
+	}
+	return m, rowIDs, colIDs, nil
+}
+
+// takeIDMap copies an id map out and destroys it.
+func takeIDMap(raw uintptr) ([]int64, error) {
+	h := capi.SwigcptrStruct_SS_sfac_idmap(raw)
+	defer call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_destroy(h) })
+	n := []int64{0}
+	if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_get_size(h, n) }); err != nil {
+		return nil, err
+	}
+	ids := make([]int64, n[0], n[0]+1)
+	if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_get_ids(h, ids) }); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
 // WriteMatrixMarket writes the matrix as a 1-based "coordinate real general" file.
 func (m *SparseMatrix) WriteMatrixMarket(path string) error {
 	h, err := m.handle()
