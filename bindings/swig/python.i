@@ -4,7 +4,7 @@
  *
  * - A status other than SFAC_OK raises; the exception object comes from a factory the package
  *   registers (sfacpy_set_error_factory), so the low level raises the package's own classes.
- *   A successful call returns only its outputs (a tuple when there are several).
+ *   A successful call returns only its outputs (a list when there are several).
  * - Output handles (`sfac_x** out`) come back as opaque pointers; the package owns them and
  *   destroys them explicitly, so no SWIG proxy ever frees anything.
  * - Arrays cross through the buffer protocol without copies: inputs need a C-contiguous buffer
