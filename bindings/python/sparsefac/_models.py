@@ -257,15 +257,19 @@ class MatrixFactorization:
         return None
 
     def recommend(self, userid, user_items=None, N=10, filter_already_liked_items=True,
-                  items=None):
+                  filter_items=None, items=None):
         """Top-N items for one user id (1-D results) or an array of ids (2-D), best first, as
         (item_ids int32, scores float32). Seen items are excluded when
         filter_already_liked_items: those of `user_items` (a users x items matrix), else of
-        the matrix given to fit. `items` restricts the candidates. Slots beyond the candidates
-        hold id -1 and score -inf."""
+        the matrix given to fit. `items` restricts the candidates and `filter_items` removes
+        some. Slots beyond the candidates hold id -1 and score -inf."""
         scalar, users = _scalar_or_array(userid, "userid")
         exclude = self._exclusion(user_items, filter_already_liked_items)
         allowed = None if items is None else as_int32(items, "items")
+        if filter_items is not None:
+            banned = as_int32(filter_items, "filter_items")
+            pool = np.arange(self.shape[1], dtype=np.int32) if allowed is None else allowed
+            allowed = np.ascontiguousarray(pool[~np.isin(pool, banned)])
         n = int(N)
         if n < 0:
             raise ValueError(f"N must be >= 0, got {N}")

@@ -142,6 +142,9 @@ def test_recommend_matches_numpy_and_excludes_seen(explicit_data):
                                       items=only)
     assert set(r_ids[:3]) == set(only) and list(r_ids[3:]) == [-1, -1]
     assert np.all(np.isneginf(r_scores[3:]))
+    f_ids, _ = model.recommend(5, N=3, filter_already_liked_items=False,
+                               filter_items=one_ids[:2])
+    assert f_ids[0] == one_ids[2] and not set(f_ids) & set(one_ids[:2])
     with pytest.raises(IndexError):
         model.recommend(2000)
     with pytest.raises(IndexError):
