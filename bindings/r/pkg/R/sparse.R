@@ -1,0 +1,129 @@
+# Sparse matrices cross from Matrix::dgCMatrix (CSC, no copy of the pattern on the R side),
+# Matrix::dgTMatrix (COO; duplicates summed, as Matrix does) and data.frames of
+# (user, item, rating) with 1-based ids. Results come back as dgCMatrix.
+
+sparse_flags <- c(default = 0, sum_duplicates = 1)
+
+sfac_sparse <- function(x, ctx = default_context(), dims = NULL, sum_duplicates = FALSE) {
+  cptr <- ptr_of(ctx, "sfac_context", "ctx")
+  flags <- if (sum_duplicates) 1 else 0
+  if (inherits(x, "sfac_matrix")) return(x)
+  if (is.data.frame(x)) {
+    ptr <- sparse_from_triplets(cptr, x, dims, flags)
+  } else if (inherits(x, "dgCMatrix")) {
+    ptr <- sfac_ok(native_sparse_create_csc(cptr, nrow(x), ncol(x), as.double(x@p), x@i, x@x,
+                                          flags), "sfac_sparse")[[1L]]
+  } else if (inherits(x, "dgTMatrix")) {
+    ptr <- sfac_ok(native_sparse_create_coo(cptr, nrow(x), ncol(x), length(x@i), x@i, x@j, x@x,
+                                          1), "sfac_sparse")[[1L]]
+  } else if (inherits(x, "sparseMatrix") || is.matrix(x)) {
+    return(sfac_sparse(methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix"), ctx,
+                       dims, sum_duplicates))
+  } else {
+    sfac_abort(sprintf("cannot make a sparse matrix from %s", class(x)[1L]))
+  }
+  wrap_sparse(ptr)
+}
+
+# A data.frame's first three columns (or user/item/rating by name): 1-based integer ids.
+sparse_from_triplets <- function(cptr, df, dims, flags) {
+  cols <- if (all(c("user", "item", "rating") %in% names(df))) {
+    df[c("user", "item", "rating")]
+  } else {
+    if (ncol(df) < 3L) sfac_abort("a ratings data.frame needs columns user, item, rating")
+    df[1:3]
+  }
+  users <- ids_to_index(cols[[1L]], "user")
+  items <- ids_to_index(cols[[2L]], "item")
+  ratings <- cols[[3L]]
+  if (!is.numeric(ratings)) sfac_abort("ratings must be numeric")
+  if (is.null(dims)) {
+    dims <- c(if (length(users)) max(users) + 1 else 0, if (length(items)) max(items) + 1 else 0)
+  }
+  if (length(dims) != 2L) sfac_abort("'dims' must be c(users, items)")
+  sfac_ok(native_sparse_create_coo(cptr, as.double(dims[1L]), as.double(dims[2L]),
+                                 length(users), users, items, as.double(ratings), flags),
+          "sfac_sparse")[[1L]]
+}
+
+# 1-based R ids to the library's 0-based indices; range checks are the library's (its
+# messages name the index), but NA and fractions are caught here.
+ids_to_index <- function(ids, what) {
+  if (anyNA(ids)) sfac_abort(sprintf("%s ids must not be NA", what))
+  if (!is.numeric(ids)) sfac_abort(sprintf("%s ids must be numeric", what))
+  if (any(ids != floor(ids))) sfac_abort(sprintf("%s ids must be whole numbers", what))
+  if (any(ids < 1 | ids > .Machine$integer.max)) {
+    bad <- ids[ids < 1 | ids > .Machine$integer.max][1L]
+    sfac_abort(sprintf("%s id %s out of range (ids start at 1)", what, format(bad)), 3L)
+  }
+  as.integer(ids - 1)
+}
+
+wrap_sparse <- function(ptr) {
+  shape <- sfac_ok(native_sparse_get_shape(ptr, 1, 1, 1), "sfac_sparse")
+  new_sfac_object(ptr, "sfac_matrix", nrow = shape[[1L]], ncol = shape[[2L]],
+                  nnz = shape[[3L]])
+}
+
+dim.sfac_matrix <- function(x) c(x$nrow, x$ncol)
+
+print.sfac_matrix <- function(x, ...) {
+  state <- if (is_open(x)) "" else " (closed)"
+  cat(sprintf("<sparsefac sparse matrix: %s x %s, %s nonzeros>%s\n",
+              format(x$nrow, scientific = FALSE), format(x$ncol, scientific = FALSE),
+              format(x$nnz, scientific = FALSE), state))
+  invisible(x)
+}
+
+# COO download, 1-based.
+sparse_triplets <- function(m) {
+  ptr <- ptr_of(m, "sfac_matrix", "x")
+  out <- sfac_ok(native_sparse_download_coo(ptr, m$nnz, m$nnz, m$nnz), "download")
+  list(i = out[[1L]] + 1L, j = out[[2L]] + 1L, x = out[[3L]])
+}
+
+as_dgc <- function(m) {
+  t <- sparse_triplets(m)
+  sparseMatrix(i = t$i, j = t$j, x = t$x, dims = c(m$nrow, m$ncol))
+}
+
+as.data.frame.sfac_matrix <- function(x, row.names = NULL, optional = FALSE, ...) {
+  t <- sparse_triplets(x)
+  data.frame(user = t$i, item = t$j, rating = t$x, row.names = row.names)
+}
+
+sfac_read_sparse <- function(path, ctx = default_context(),
+                             format = c("auto", "matrix_market", "triplets", "movielens_dat",
+                                        "csv"),
+                             one_based = FALSE, remap_ids = FALSE, sum_duplicates = FALSE) {
+  format <- match.arg(format)
+  code <- match(format, c("auto", "matrix_market", "triplets", "movielens_dat", "csv")) - 1L
+  flags <- (if (sum_duplicates) 1 else 0) + (if (remap_ids) 256 else 0) +
+    (if (one_based) 512 else 0)
+  if (!is.character(path) || length(path) != 1L || is.na(path)) {
+    sfac_abort("'path' must be a single file name")
+  }
+  out <- sfac_ok(native_read_sparse(ptr_of(ctx, "sfac_context", "ctx"), path.expand(path), code,
+                                  flags), "sfac_read_sparse")
+  m <- wrap_sparse(out[[1L]])
+  if (remap_ids) {
+    m$user_ids <- idmap_ids(out[[2L]])
+    m$item_ids <- idmap_ids(out[[3L]])
+    native_r_close(out[[2L]])
+    native_r_close(out[[3L]])
+  }
+  m
+}
+
+idmap_ids <- function(ptr) {
+  n <- sfac_ok(native_idmap_get_size(ptr, 1), "idmap")[[1L]]
+  sfac_ok(native_idmap_get_ids(ptr, n), "idmap")[[1L]]
+}
+
+# Accepts what sfac_sparse accepts; a fresh conversion is closed by the caller's on.exit.
+as_sparse_arg <- function(x, ctx, arg) {
+  if (is.null(x)) return(list(ptr = NULL, temp = NULL))
+  if (inherits(x, "sfac_matrix")) return(list(ptr = ptr_of(x, "sfac_matrix", arg), temp = NULL))
+  m <- sfac_sparse(x, ctx)
+  list(ptr = m$ptr, temp = m, matrix = m)
+}

@@ -1,0 +1,4 @@
+library(testthat)
+library(sparsefac)
+
+test_check("sparsefac")

@@ -1,0 +1,83 @@
+test_that("ALS reaches the planted noise floor on held-out ratings", {
+  d <- planted()
+  m <- als(d$train, rank = d$rank, iterations = 15, lambda = 0.02, ctx = d$ctx)
+  expect_s3_class(m, "sfac_model")
+  expect_equal(c(m$users, m$items, m$rank), c(400, 300, 4))
+  held_out <- evaluate(m, d$test, ctx = d$ctx)
+  expect_lt(held_out[["rmse"]], 1.5 * d$noise)
+  expect_gt(held_out[["rmse"]], 0.5 * d$noise)
+  # evaluate() is the RMSE of predict() against the held-out values.
+  t <- Matrix::summary(d$test)
+  pred <- predict(m, t$i, t$j)
+  expect_equal(sqrt(mean((pred - t$x)^2)), held_out[["rmse"]], tolerance = 1e-4)
+  expect_equal(predict(m, data.frame(user = t$i[1:5], item = t$j[1:5])), pred[1:5])
+  # predict() is the dot product of the factors.
+  expect_equal(pred[1:20], rowSums(user_factors(m)[t$i[1:20], ] * item_factors(m)[t$j[1:20], ]),
+               tolerance = 1e-5)
+})
+
+test_that("SGD and implicit ALS learn the planted structure", {
+  d <- planted()
+  s <- sgd(d$train, rank = d$rank, iterations = 40, lambda = 0.02, ctx = d$ctx)
+  expect_lt(evaluate(s, d$test, ctx = d$ctx)[["rmse"]], 3 * d$noise)
+
+  ctx <- sfac_context("cpu", threads = 1, seed = 5)
+  implicit <- synthesize_ratings(400, 300, 24000, rank = 4, noise = 1, implicit = TRUE, ctx = ctx)
+  parts <- split_random(implicit, 0.2, seed = 9, ctx = ctx)
+  m <- implicit_als(parts$train, rank = 4, iterations = 10, ctx = ctx)
+  metrics <- ranking_metrics(m, parts$test, exclude = parts$train, k = 10, ctx = ctx)
+  # Random top-10 lists would hit about test-items-per-user / unseen-items of the time.
+  per_user <- Matrix::rowSums(parts$test != 0)
+  unseen <- 300 - Matrix::rowSums(parts$train != 0)
+  random_precision <- mean((per_user / unseen)[per_user > 0])
+  expect_gt(metrics[["precision"]], 3 * random_precision)
+})
+
+test_that("the callback sees every epoch and can stop training", {
+  d <- planted()
+  seen <- list()
+  m <- als(d$train, rank = 4, iterations = 5, validation = d$test, ctx = d$ctx,
+           callback = function(epoch, loss, rmse, seconds) {
+             seen[[length(seen) + 1L]] <<- c(epoch, loss, rmse, seconds)
+             FALSE
+           })
+  seen <- do.call(rbind, seen)
+  expect_equal(seen[, 1], 1:5)
+  expect_true(all(diff(seen[, 2]) < 0))
+  expect_equal(seen[5, 3], evaluate(m, d$test, ctx = d$ctx)[["rmse"]], tolerance = 1e-4)
+  expect_true(all(seen[, 4] >= 0))
+
+  epochs <- 0
+  als(d$train, rank = 4, iterations = 10, ctx = d$ctx,
+      callback = function(epoch, ...) {
+        epochs <<- epoch
+        epoch >= 3
+      })
+  expect_equal(epochs, 3)
+})
+
+test_that("a callback that calls stop() stops training with its message", {
+  d <- planted()
+  calls <- 0
+  err <- tryCatch(sgd(d$train, rank = 4, iterations = 10, ctx = d$ctx,
+                      callback = function(epoch, ...) {
+                        calls <<- calls + 1
+                        if (epoch == 2) stop("user asked to stop at epoch 2")
+                      }),
+                  error = function(e) e)
+  expect_s3_class(err, "sparsefac_error")
+  expect_s3_class(err, "sparsefac_callback")
+  expect_equal(err$status, 14L)
+  expect_match(conditionMessage(err), "user asked to stop at epoch 2")
+  expect_match(conditionMessage(err$parent), "user asked to stop at epoch 2")
+  expect_equal(calls, 2)
+})
+
+test_that("deterministic training is reproducible", {
+  d <- planted()
+  run <- function() {
+    ctx <- sfac_context("cpu", threads = 1, seed = 42)
+    user_factors(als(d$train, rank = 4, iterations = 3, deterministic = TRUE, ctx = ctx))
+  }
+  expect_identical(run(), run())
+})
