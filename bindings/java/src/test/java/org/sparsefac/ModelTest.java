@@ -304,6 +304,58 @@ class ModelTest {
   }
 
   @Test
+  void readsRunConcurrentlyAndTrainingWorksOnAnyThread() throws Exception {
+    int[] users = new int[USERS];
+    int[] items = new int[USERS];
+    for (int u = 0; u < USERS; u++) {
+      users[u] = u;
+      items[u] = (u * 7) % ITEMS;
+    }
+    float[] expected = model.predict(users, items);
+    List<int[]> expectedTop = model.recommend(users, 5, split.train(), null).stream()
+                                  .map(TopItems::items).toList();
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+    try {
+      List<java.util.concurrent.Future<Boolean>> results = new java.util.ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        results.add(pool.submit(() -> {
+          for (int r = 0; r < 50; r++) {
+            if (!java.util.Arrays.equals(expected, model.predict(users, items))) {
+              return false;
+            }
+            List<TopItems> top = model.recommend(users, 5, split.train(), null);
+            for (int u = 0; u < USERS; u++) {
+              if (!java.util.Arrays.equals(expectedTop.get(u), top.get(u).items())) {
+                return false;
+              }
+            }
+          }
+          return true;
+        }));
+      }
+      // A listener runs on whichever thread trains.
+      java.util.concurrent.Future<Thread> trainedOn = pool.submit(() -> {
+        Thread[] seen = new Thread[1];
+        try (Model m = Model.train(ctx, split.train(),
+                 TrainOptions.builder(Algorithm.ALS).rank(2).iterations(2).listener(e -> {
+                   seen[0] = Thread.currentThread();
+                   return true;
+                 }).build())) {
+          assertEquals(2, m.rank());
+        }
+        return seen[0];
+      });
+      for (java.util.concurrent.Future<Boolean> r : results) {
+        assertTrue(r.get(), "a concurrent read disagreed with the single-threaded result");
+      }
+      Thread trainer = trainedOn.get();
+      assertTrue(trainer != null && trainer != Thread.currentThread());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void settingFactorsChangesPredictions() {
     try (Model copy = Model.load(ctx, saved())) {
       float[][] p = copy.userFactors();
