@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * 10k create/close cycles of every kind of object, listeners included, must not grow the
@@ -42,6 +43,8 @@ class LeakTest {
     }
   }
 
+  static Path csv;
+
   static void cycle(int i) {
     try (Context ctx = Context.cpu(1, i);
         SparseMatrix s = SparseMatrix.fromCoo(ctx, 100, 60, ROWS, COLS, VALUES);
@@ -67,6 +70,16 @@ class LeakTest {
                                      throw new RuntimeException("cycle " + i);
                                    }).build();
         assertThrows(SparsefacException.class, () -> Model.train(ctx, s, failing));
+        // Files with id maps (native maps copied into Java and freed), synthetic data, splits.
+        try (LabeledMatrix read = SparseMatrix.readWithIds(ctx, csv, FileFormat.CSV);
+            Data.Synthetic data =
+                Data.synthesize(ctx, Data.Feedback.EXPLICIT, 50, 40, 400, 2, 0.1, 0.0);
+            Data.Split split = Data.splitRandom(data.ratings(), 0.2, i)) {
+          assertEquals(3, read.rowIds().size());
+          assertEquals(data.ratings().nnz(), split.train().nnz() + split.test().nnz());
+        }
+        assertThrows(SparsefacException.class,
+            () -> SparseMatrix.read(ctx, csv.resolveSibling("missing.csv"), FileFormat.CSV));
       }
       // A rejected input must not leak what the call had allocated so far.
       assertThrows(SparsefacException.class,
@@ -75,7 +88,9 @@ class LeakTest {
   }
 
   @Test
-  void tenThousandCreateCloseCyclesDoNotGrowTheProcess() throws IOException {
+  void tenThousandCreateCloseCyclesDoNotGrowTheProcess(@TempDir Path dir) throws IOException {
+    csv = dir.resolve("ratings.csv");
+    Files.writeString(csv, "user,item,rating\n10,1,4\n20,2,3\n30,1,5\n");
     for (int i = 0; i < 1000; i++) {
       cycle(i);
     }
