@@ -2,8 +2,8 @@
  * Java typemaps of the one SWIG interface (included by sparsefac.i before the C header).
  *
  * The generated layer is package-private inside org.sparsefac (classes Native, NativeJNI and
- * one class per C enum): bindings/java/src/org/sparsefac/ is the only caller, so users never see
- * handles, status codes or SWIG names.
+ * one class per C enum): bindings/java/src/main/java/org/sparsefac/ is the only caller, so users
+ * never see handles, status codes or SWIG names.
  *
  * - Every opaque handle crosses as a Java long (its address); an output handle `sfac_x** out`
  *   is a long[1] that receives it. The idiomatic layer owns the handles (AutoCloseable).
@@ -33,10 +33,10 @@
   }
 %}
 
-/* Built with -DSWIGWORDSIZE64, so stdint.i declares int64_t as `long`, as <stdint.h> does on
- * LP64 Linux (pointers to it then match the header's prototypes); Java's typemaps for C long are
- * 32-bit, so 64-bit integers take those of long long. Seeds and flags cross as Java long/int:
- * their bit patterns are what matters. */
+/* Built with -DSWIGWORDSIZE64 (bindings/java/CMakeLists.txt), so stdint.i declares int64_t as
+ * `long`, as <stdint.h> does on LP64 Linux (pointers to it then match the header's prototypes);
+ * Java's typemaps for C long are 32-bit, so 64-bit integers take those of long long. Seeds and
+ * flags cross as Java long/int: their bit patterns are what matters. */
 %apply long long { int64_t };
 %apply long long { uint64_t };
 %apply int { uint32_t };
