@@ -3,7 +3,7 @@
 import threading
 
 from . import _core
-from ._lib import Handle, enum_name, enum_value
+from ._lib import Handle, call, enum_name, enum_value
 
 BACKENDS = {"auto": _core.SFAC_BACKEND_AUTO, "cpu": _core.SFAC_BACKEND_CPU,
             "cuda": _core.SFAC_BACKEND_CUDA}
@@ -25,22 +25,22 @@ class Context(Handle):
 
     @property
     def backend(self):
-        return enum_name(_core.sfac_context_get_backend(self._h), BACKENDS)
+        return enum_name(call(_core.sfac_context_get_backend, self), BACKENDS)
 
     @property
     def device_name(self):
-        return _core.sfac_context_get_device_name(self._h)
+        return call(_core.sfac_context_get_device_name, self)
 
     @property
     def threads(self):
-        return _core.sfac_context_get_num_threads(self._h)
+        return call(_core.sfac_context_get_num_threads, self)
 
     @property
     def seed(self):
-        return _core.sfac_context_get_seed(self._h)
+        return call(_core.sfac_context_get_seed, self)
 
     def synchronize(self):
-        _core.sfac_context_synchronize(self._h)
+        call(_core.sfac_context_synchronize, self)
 
     def __repr__(self):
         if self.closed:

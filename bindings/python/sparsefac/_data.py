@@ -3,6 +3,7 @@
 from . import _core
 from ._context import Context
 from ._dense import DenseMatrix
+from ._lib import call
 from ._sparse import SparseMatrix, as_sparse, is_scipy_sparse
 
 
@@ -15,9 +16,8 @@ def synthesize_ratings(users, items, nnz, rank=8, noise=0.1, skew=0.0, implicit=
     the given context's seed)."""
     ctx = context if context is not None else Context("cpu", seed=seed)
     feedback = _core.SFAC_FEEDBACK_IMPLICIT if implicit else _core.SFAC_FEEDBACK_EXPLICIT
-    ratings, uf, itf = _core.sfac_synthesize_ratings(ctx._h, feedback, int(users), int(items),
-                                                     int(nnz), int(rank), float(noise),
-                                                     float(skew))
+    ratings, uf, itf = call(_core.sfac_synthesize_ratings, ctx, feedback, int(users),
+                            int(items), int(nnz), int(rank), float(noise), float(skew))
     matrix = SparseMatrix(ratings, ctx)
     factors = []
     for ptr in (uf, itf):
@@ -29,7 +29,7 @@ def synthesize_ratings(users, items, nnz, rank=8, noise=0.1, skew=0.0, implicit=
 def _split(fn, ratings, *args):
     was_scipy = is_scipy_sparse(ratings)
     m = as_sparse(ratings, name="ratings")
-    train, test = fn(m._h, *args)
+    train, test = call(fn, m, *args)
     train, test = SparseMatrix(train, m.context), SparseMatrix(test, m.context)
     if was_scipy:
         out = train.to_scipy(), test.to_scipy()

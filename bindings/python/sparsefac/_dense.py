@@ -4,7 +4,7 @@ import numpy as np
 
 from . import _core
 from ._context import resolve
-from ._lib import Handle, as_float32, enum_name, enum_value
+from ._lib import Handle, as_float32, call, enum_name, enum_value
 
 DTYPES = {"float32": _core.SFAC_DTYPE_FLOAT32, "float16": _core.SFAC_DTYPE_FLOAT16,
           "bfloat16": _core.SFAC_DTYPE_BFLOAT16}
@@ -23,8 +23,8 @@ class DenseMatrix(Handle):
             raise ValueError(f"data must be 2-D, got shape {arr.shape}")
         ctx = resolve(context)
         code = enum_value("dtype", dtype, DTYPES)
-        Handle.__init__(self, _core.sfac_dense_create(ctx._h, arr.shape[0], arr.shape[1], code,
-                                                      arr))
+        Handle.__init__(self, call(_core.sfac_dense_create, ctx, arr.shape[0], arr.shape[1],
+                                   code, arr))
         self.context = ctx
 
     @classmethod
@@ -37,21 +37,21 @@ class DenseMatrix(Handle):
     @classmethod
     def zeros(cls, rows, cols, dtype="float32", context=None):
         ctx = resolve(context)
-        return cls._adopt(_core.sfac_dense_create(ctx._h, int(rows), int(cols),
-                                                  enum_value("dtype", dtype, DTYPES), None), ctx)
+        return cls._adopt(call(_core.sfac_dense_create, ctx, int(rows), int(cols),
+                               enum_value("dtype", dtype, DTYPES), None), ctx)
 
     @property
     def shape(self):
-        rows, cols = _core.sfac_dense_get_shape(self._h)
+        rows, cols = call(_core.sfac_dense_get_shape, self)
         return (rows, cols)
 
     @property
     def dtype(self):
-        return enum_name(_core.sfac_dense_get_dtype(self._h), DTYPES)
+        return enum_name(call(_core.sfac_dense_get_dtype, self), DTYPES)
 
     def to_numpy(self):
         out = np.empty(self.shape, np.float32)
-        _core.sfac_dense_download(self._h, out)
+        call(_core.sfac_dense_download, self, out)
         return out
 
     def __array__(self, dtype=None, copy=None):
@@ -63,7 +63,7 @@ class DenseMatrix(Handle):
         arr = as_float32(data, "data")
         if arr.shape != self.shape:
             raise ValueError(f"data has shape {arr.shape}, the matrix is {self.shape}")
-        _core.sfac_dense_upload(self._h, arr)
+        call(_core.sfac_dense_upload, self, arr)
 
     def __repr__(self):
         if self.closed:
@@ -74,6 +74,6 @@ class DenseMatrix(Handle):
 
 def as_dense(obj, context, name):
     if isinstance(obj, DenseMatrix):
-        obj._h
+        obj._check_open()
         return obj
     return DenseMatrix(obj, context=context)

@@ -1,6 +1,8 @@
 """Access to the generated module: error hook, enum values and array conversions shared by
 the idiomatic classes."""
 
+import threading
+
 import numpy as np
 
 from . import _core
@@ -68,33 +70,64 @@ def as_float32(values, name):
 
 class Handle:
     """Owns one library handle; `close()` (or leaving a `with` block, or garbage collection)
-    destroys it exactly once. Using a closed object raises ClosedObjectError."""
+    destroys it exactly once. Using a closed object raises ClosedObjectError.
+
+    Library calls run without the GIL, so another thread may close an object while a call is
+    using it: every call holds the object (see `call`), and a close during a call only
+    retires the handle; the last call to finish destroys it."""
 
     _destroy = None  # the sfac_*_destroy function of the subclass
     _kind = "object"
 
     def __init__(self, ptr):
+        self._lock = threading.Lock()
+        self._busy = 0
+        self._retired = None
         self._ptr = ptr
 
-    @property
-    def _h(self):
-        ptr = getattr(self, "_ptr", None)
-        if ptr is None:
-            raise ClosedObjectError(f"this {self._kind} is closed", "invalid handle", 2)
-        return ptr
+    def _closed_error(self):
+        return ClosedObjectError(f"this {self._kind} is closed", "invalid handle", 2)
+
+    def _acquire(self):
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            raise self._closed_error()
+        with lock:
+            if self._ptr is None:
+                raise self._closed_error()
+            self._busy += 1
+            return self._ptr
+
+    def _release(self):
+        with self._lock:
+            self._busy -= 1
+            retired = self._retired if self._busy == 0 else None
+            if retired is not None:
+                self._retired = None
+        if retired is not None:
+            type(self)._destroy(retired)
+
+    def _check_open(self):
+        if self.closed:
+            raise self._closed_error()
 
     @property
     def closed(self):
         return getattr(self, "_ptr", None) is None
 
     def close(self):
-        ptr = getattr(self, "_ptr", None)
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            return  # __init__ never ran (the constructor failed)
+        with lock:
+            ptr, self._ptr = self._ptr, None
+            if ptr is not None and self._busy:
+                self._retired, ptr = ptr, None
         if ptr is not None:
-            self._ptr = None
             type(self)._destroy(ptr)
 
     def __enter__(self):
-        self._h  # entering a closed object is an error
+        self._check_open()
         return self
 
     def __exit__(self, *exc):
@@ -106,3 +139,20 @@ class Handle:
             self.close()
         except Exception:
             pass  # interpreter shutdown: the module may already be gone
+
+
+def call(fn, *args):
+    """fn(*args) with every Handle argument replaced by its pointer and held for the call."""
+    held = []
+    try:
+        converted = []
+        for arg in args:
+            if isinstance(arg, Handle):
+                converted.append(arg._acquire())
+                held.append(arg)
+            else:
+                converted.append(arg)
+        return fn(*converted)
+    finally:
+        for handle in held:
+            handle._release()

@@ -9,7 +9,7 @@ import numpy as np
 from . import _core
 from ._context import Context
 from ._errors import CallbackError, ClosedObjectError, SparsefacError
-from ._lib import Handle, as_float32, as_int32
+from ._lib import Handle, as_float32, as_int32, call
 from ._sparse import as_sparse, is_scipy_sparse
 
 _ALGO_ALS = _core.SFAC_ALGO_ALS
@@ -101,10 +101,10 @@ class MatrixFactorization:
         options = _Options(_core.sfac_train_options_create(self._algorithm))
         for key, value in self._ints().items():
             if value is not None:
-                _core.sfac_train_options_set_int(options._h, key, int(value))
+                call(_core.sfac_train_options_set_int, options, key, int(value))
         for key, value in self._doubles().items():
             if value is not None:
-                _core.sfac_train_options_set_double(options._h, key, float(value))
+                call(_core.sfac_train_options_set_double, options, key, float(value))
         return options
 
     def _context(self):
@@ -122,16 +122,16 @@ class MatrixFactorization:
         with self._make_options() as options:
             if validation is not None:
                 held = as_sparse(validation, ctx, "validation")
-                _core.sfac_train_options_set_validation(options._h, held._h)
+                call(_core.sfac_train_options_set_validation, options, held)
             relay = None
             if callback is not None or show_progress:
                 if callback is not None and not callable(callback):
                     raise TypeError("callback must be callable")
-                total = _core.sfac_train_options_get_int(options._h, _core.SFAC_OPT_ITERATIONS)
+                total = call(_core.sfac_train_options_get_int, options, _core.SFAC_OPT_ITERATIONS)
                 relay = _EpochRelay(callback, show_progress, total)
-                _core.sfac_train_options_set_callback(options._h, relay)
+                call(_core.sfac_train_options_set_callback, options, relay)
             try:
-                ptr = _core.sfac_train(ctx._h, ratings._h, options._h)
+                ptr = call(_core.sfac_train, ctx, ratings, options)
             except CallbackError as err:
                 if relay is not None and relay.error is not None:
                     if not isinstance(relay.error, Exception):
@@ -148,11 +148,11 @@ class MatrixFactorization:
             old.close()
 
     @property
-    def _m(self):
+    def _mh(self):
         if self._model is None:
             raise ClosedObjectError(f"{type(self).__name__} is not fitted (call fit or load)",
                                     "invalid handle", 2)
-        return self._model._h
+        return self._model
 
     def close(self):
         """Frees the model now (it is also freed when the estimator is collected)."""
@@ -172,13 +172,13 @@ class MatrixFactorization:
     @property
     def shape(self):
         """(users, items, factors) of the fitted model."""
-        return tuple(_core.sfac_model_get_shape(self._m))
+        return tuple(call(_core.sfac_model_get_shape, self._mh))
 
     @property
     def user_factors(self):
         users, _, rank = self.shape
         out = np.empty((users, rank), np.float32)
-        _core.sfac_model_get_user_factors(self._m, out)
+        call(_core.sfac_model_get_user_factors, self._mh, out)
         return out
 
     @user_factors.setter
@@ -187,13 +187,13 @@ class MatrixFactorization:
         arr = as_float32(factors, "user_factors")
         if arr.shape != (users, rank):
             raise ValueError(f"user_factors must have shape {(users, rank)}, got {arr.shape}")
-        _core.sfac_model_set_user_factors(self._m, arr)
+        call(_core.sfac_model_set_user_factors, self._mh, arr)
 
     @property
     def item_factors(self):
         _, items, rank = self.shape
         out = np.empty((items, rank), np.float32)
-        _core.sfac_model_get_item_factors(self._m, out)
+        call(_core.sfac_model_get_item_factors, self._mh, out)
         return out
 
     @item_factors.setter
@@ -202,7 +202,7 @@ class MatrixFactorization:
         arr = as_float32(factors, "item_factors")
         if arr.shape != (items, rank):
             raise ValueError(f"item_factors must have shape {(items, rank)}, got {arr.shape}")
-        _core.sfac_model_set_item_factors(self._m, arr)
+        call(_core.sfac_model_set_item_factors, self._mh, arr)
 
     def biases(self):
         """(global_mean, user_biases, item_biases), or None for a model without biases."""
@@ -210,7 +210,7 @@ class MatrixFactorization:
         mean = np.empty(1, np.float32)
         ub = np.empty(users, np.float32)
         ib = np.empty(items, np.float32)
-        if not _core.sfac_model_get_biases(self._m, mean, ub, ib):
+        if not call(_core.sfac_model_get_biases, self._mh, mean, ub, ib):
             return None
         return float(mean[0]), ub, ib
 
@@ -228,13 +228,13 @@ class MatrixFactorization:
             else:
                 raise ValueError(f"users has {u.size} entries but items has {i.size}")
         out = np.empty(u.size, np.float32)
-        _core.sfac_model_predict(self._m, u.size, u, i, out)
+        call(_core.sfac_model_predict, self._mh, u.size, u, i, out)
         return out[0] if scalar_u and scalar_i else out
 
     def evaluate(self, matrix):
         """(rmse, mae) on the nonzeros of `matrix`."""
         m = as_sparse(matrix, self._context(), "matrix")
-        rmse, mae = _core.sfac_model_evaluate(self._m, m._h)
+        rmse, mae = call(_core.sfac_model_evaluate, self._mh, m)
         return rmse, mae
 
     def ranking_metrics(self, test_user_items, K=10, train_user_items=None):
@@ -243,8 +243,7 @@ class MatrixFactorization:
         ctx = self._context()
         test = as_sparse(test_user_items, ctx, "test_user_items")
         exclude = self._exclusion(train_user_items, True)
-        p, r, n, m = _core.sfac_model_ranking_metrics(
-            self._m, None if exclude is None else exclude._h, test._h, int(K))
+        p, r, n, m = call(_core.sfac_model_ranking_metrics, self._mh, exclude, test, int(K))
         return {"precision": p, "recall": r, "ndcg": n, "map": m}
 
     def _exclusion(self, user_items, wanted):
@@ -275,9 +274,8 @@ class MatrixFactorization:
             raise ValueError(f"N must be >= 0, got {N}")
         ids = np.empty((users.size, n), np.int32)
         scores = np.empty((users.size, n), np.float32)
-        _core.sfac_model_recommend(self._m, users.size, users, n,
-                                   None if exclude is None else exclude._h,
-                                   0 if allowed is None else allowed.size, allowed, ids, scores)
+        call(_core.sfac_model_recommend, self._mh, users.size, users, n, exclude,
+             0 if allowed is None else allowed.size, allowed, ids, scores)
         return (ids[0], scores[0]) if scalar else (ids, scores)
 
     def similar_items(self, itemid, N=10):
@@ -288,7 +286,7 @@ class MatrixFactorization:
             raise ValueError(f"N must be >= 0, got {N}")
         ids = np.empty((items.size, n), np.int32)
         scores = np.empty((items.size, n), np.float32)
-        _core.sfac_model_similar_items(self._m, items.size, items, n, ids, scores)
+        call(_core.sfac_model_similar_items, self._mh, items.size, items, n, ids, scores)
         return (ids[0], scores[0]) if scalar else (ids, scores)
 
     def recalculate_user(self, userid, user_items, ratings=None, replace=False):
@@ -321,7 +319,7 @@ class MatrixFactorization:
         user = -1 if userid is None or not replace else int(userid)
         factors = np.empty(self.shape[2], np.float32)
         bias = np.zeros(1, np.float32)
-        _core.sfac_model_recalculate_user(self._m, user, it.size, it, rv, factors, bias)
+        call(_core.sfac_model_recalculate_user, self._mh, user, it.size, it, rv, factors, bias)
         if self.biases() is not None:
             return factors, float(bias[0])
         return factors
@@ -330,24 +328,24 @@ class MatrixFactorization:
 
     def save(self, path):
         """Versioned binary model file, loadable from every language binding."""
-        _core.sfac_model_save(self._m, os.fspath(path))
+        call(_core.sfac_model_save, self._mh, os.fspath(path))
 
     def export_libmf(self, path):
-        _core.sfac_model_export_libmf(self._m, os.fspath(path))
+        call(_core.sfac_model_export_libmf, self._mh, os.fspath(path))
 
     @classmethod
     def load(cls, path, context=None):
         """Loads a model file; the estimator's class follows the file's algorithm."""
         ctx = context if context is not None else Context("cpu")
-        ptr = _core.sfac_model_load(ctx._h, os.fspath(path))
+        ptr = call(_core.sfac_model_load, ctx, os.fspath(path))
         handle = _ModelHandle(ptr)
-        algo = _core.sfac_model_get_algorithm(handle._h)
+        algo = call(_core.sfac_model_get_algorithm, handle)
         target = _BY_ALGORITHM[algo]
         if cls not in (MatrixFactorization, target):
             handle.close()
             raise SparsefacError(f"{os.fspath(path)} holds a {target.__name__} model, "
                                  f"not {cls.__name__}", "invalid argument", 1)
-        est = target(factors=_core.sfac_model_get_shape(handle._h)[2], context=ctx)
+        est = target(factors=call(_core.sfac_model_get_shape, handle)[2], context=ctx)
         est._model = handle
         return est
 

@@ -2,7 +2,7 @@
 
 from . import _core
 from ._dense import as_dense
-from ._lib import Handle, enum_name, enum_value
+from ._lib import Handle, call, enum_name, enum_value
 from ._sparse import as_sparse
 
 MODES = {"scaled": _core.SFAC_SDDMM_SCALED, "pattern": _core.SFAC_SDDMM_PATTERN,
@@ -20,14 +20,14 @@ class SddmmPlan(Handle):
 
     def __init__(self, pattern, k, algorithm="auto"):
         s = as_sparse(pattern, name="pattern")
-        Handle.__init__(self, _core.sfac_sddmm_plan_create(
-            s.context._h, s._h, int(k), enum_value("algorithm", algorithm, ALGORITHMS)))
+        Handle.__init__(self, call(_core.sfac_sddmm_plan_create, s.context, s, int(k),
+                                   enum_value("algorithm", algorithm, ALGORITHMS)))
         self.context = s.context
         self._pattern = s  # the plan analysed this matrix's pattern; keep it alive with it
 
     @property
     def algorithm(self):
-        return enum_name(_core.sfac_sddmm_plan_get_algorithm(self._h), ALGORITHMS)
+        return enum_name(call(_core.sfac_sddmm_plan_get_algorithm, self), ALGORITHMS)
 
     def __repr__(self):
         if self.closed:
@@ -50,6 +50,6 @@ def sddmm(a, b, s, mode="scaled", alpha=1.0, beta=0.0, out=None, plan=None):
     da = as_dense(a, ctx, "a")
     db = as_dense(b, ctx, "b")
     p = s.like() if out is None else as_sparse(out, name="out")
-    _core.sfac_sddmm(ctx._h, enum_value("mode", mode, MODES), float(alpha), da._h, db._h, s._h,
-                     float(beta), p._h, None if plan is None else plan._h)
+    call(_core.sfac_sddmm, ctx, enum_value("mode", mode, MODES), float(alpha), da, db, s,
+         float(beta), p, plan)
     return p

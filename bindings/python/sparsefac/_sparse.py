@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _core
 from ._context import resolve
-from ._lib import Handle, as_float32, as_int32, as_int64, enum_value
+from ._lib import Handle, as_float32, as_int32, as_int64, call, enum_value
 
 FORMATS = {"auto": _core.SFAC_FORMAT_AUTO, "matrix_market": _core.SFAC_FORMAT_MATRIX_MARKET,
            "triplets": _core.SFAC_FORMAT_TRIPLETS,
@@ -69,8 +69,8 @@ class SparseMatrix(Handle):
         m, n = _shape2(shape)
         vals = _checked_values(values, r.size)
         ctx = resolve(context)
-        ptr = _core.sfac_sparse_create_coo(ctx._h, m, n, r.size, r, c, vals,
-                                           _flags(sum_duplicates))
+        ptr = call(_core.sfac_sparse_create_coo, ctx, m, n, r.size, r, c, vals,
+                   _flags(sum_duplicates))
         return cls(ptr, ctx)
 
     @classmethod
@@ -84,8 +84,8 @@ class SparseMatrix(Handle):
             raise ValueError(f"indptr[-1] = {int(offsets[-1])} exceeds the {idx.size} indices")
         vals = _checked_values(values, idx.size)
         ctx = resolve(context)
-        return cls(_core.sfac_sparse_create_csr(ctx._h, m, n, offsets, idx, vals,
-                                                _flags(sum_duplicates)), ctx)
+        return cls(call(_core.sfac_sparse_create_csr, ctx, m, n, offsets, idx, vals,
+                        _flags(sum_duplicates)), ctx)
 
     @classmethod
     def from_csc(cls, indptr, indices, values, shape, sum_duplicates=False, context=None):
@@ -98,8 +98,8 @@ class SparseMatrix(Handle):
             raise ValueError(f"indptr[-1] = {int(offsets[-1])} exceeds the {idx.size} indices")
         vals = _checked_values(values, idx.size)
         ctx = resolve(context)
-        return cls(_core.sfac_sparse_create_csc(ctx._h, m, n, offsets, idx, vals,
-                                                _flags(sum_duplicates)), ctx)
+        return cls(call(_core.sfac_sparse_create_csc, ctx, m, n, offsets, idx, vals,
+                        _flags(sum_duplicates)), ctx)
 
     @classmethod
     def from_scipy(cls, matrix, context=None):
@@ -126,7 +126,7 @@ class SparseMatrix(Handle):
         if one_based:
             flags |= _core.SFAC_READ_ONE_BASED
         ctx = resolve(context)
-        ptr, rmap, cmap = _core.sfac_read_sparse(ctx._h, os.fspath(path), fmt, flags)
+        ptr, rmap, cmap = call(_core.sfac_read_sparse, ctx, os.fspath(path), fmt, flags)
         matrix = cls(ptr, ctx)
         matrix.row_ids = IdMap(rmap) if rmap is not None else None
         matrix.col_ids = IdMap(cmap) if cmap is not None else None
@@ -135,18 +135,18 @@ class SparseMatrix(Handle):
     def like(self, values=None):
         """A matrix with this pattern and its own values (row-major order; None = zeros)."""
         vals = _checked_values(values, self.nnz)
-        return SparseMatrix(_core.sfac_sparse_create_like(self._h, vals), self.context)
+        return SparseMatrix(call(_core.sfac_sparse_create_like, self, vals), self.context)
 
     # ---- queries ---------------------------------------------------------------------------
 
     @property
     def shape(self):
-        rows, cols, _ = _core.sfac_sparse_get_shape(self._h)
+        rows, cols, _ = call(_core.sfac_sparse_get_shape, self)
         return (rows, cols)
 
     @property
     def nnz(self):
-        return _core.sfac_sparse_get_shape(self._h)[2]
+        return call(_core.sfac_sparse_get_shape, self)[2]
 
     def to_coo(self):
         """(rows int32, cols int32, values float32), sorted by (row, column)."""
@@ -154,25 +154,25 @@ class SparseMatrix(Handle):
         r = np.empty(nnz, np.int32)
         c = np.empty(nnz, np.int32)
         v = np.empty(nnz, np.float32)
-        _core.sfac_sparse_download_coo(self._h, r, c, v)
+        call(_core.sfac_sparse_download_coo, self, r, c, v)
         return r, c, v
 
     def to_csr(self):
         """(indptr int64, indices int32, values float32)."""
-        rows, _, nnz = _core.sfac_sparse_get_shape(self._h)
+        rows, _, nnz = call(_core.sfac_sparse_get_shape, self)
         p = np.empty(rows + 1, np.int64)
         i = np.empty(nnz, np.int32)
         v = np.empty(nnz, np.float32)
-        _core.sfac_sparse_download_csr(self._h, p, i, v)
+        call(_core.sfac_sparse_download_csr, self, p, i, v)
         return p, i, v
 
     def to_csc(self):
         """(indptr int64, indices int32, values float32), sorted by (column, row)."""
-        _, cols, nnz = _core.sfac_sparse_get_shape(self._h)
+        _, cols, nnz = call(_core.sfac_sparse_get_shape, self)
         p = np.empty(cols + 1, np.int64)
         i = np.empty(nnz, np.int32)
         v = np.empty(nnz, np.float32)
-        _core.sfac_sparse_download_csc(self._h, p, i, v)
+        call(_core.sfac_sparse_download_csc, self, p, i, v)
         return p, i, v
 
     def to_scipy(self, format="csr"):
@@ -199,7 +199,7 @@ class SparseMatrix(Handle):
     def values(self):
         """The values in row-major order (a copy)."""
         v = np.empty(self.nnz, np.float32)
-        _core.sfac_sparse_download_coo(self._h, None, None, v)
+        call(_core.sfac_sparse_download_coo, self, None, None, v)
         return v
 
     @values.setter
@@ -208,15 +208,15 @@ class SparseMatrix(Handle):
 
     def set_values(self, values):
         """Replaces the nnz values (row-major order); they must be finite."""
-        _core.sfac_sparse_set_values(self._h, _checked_values(values, self.nnz))
+        call(_core.sfac_sparse_set_values, self, _checked_values(values, self.nnz))
 
     def write_matrix_market(self, path):
-        _core.sfac_write_matrix_market(self._h, os.fspath(path))
+        call(_core.sfac_write_matrix_market, self, os.fspath(path))
 
     def __repr__(self):
         if self.closed:
             return "<sparsefac.SparseMatrix (closed)>"
-        rows, cols, nnz = _core.sfac_sparse_get_shape(self._h)
+        rows, cols, nnz = call(_core.sfac_sparse_get_shape, self)
         return f"<sparsefac.SparseMatrix {rows}x{cols}, nnz={nnz}>"
 
 
@@ -227,20 +227,20 @@ class IdMap(Handle):
     _kind = "IdMap"
 
     def __len__(self):
-        return _core.sfac_idmap_get_size(self._h)
+        return call(_core.sfac_idmap_get_size, self)
 
     @property
     def ids(self):
         """original id of every index, int64."""
         out = np.empty(len(self), np.int64)
-        _core.sfac_idmap_get_ids(self._h, out)
+        call(_core.sfac_idmap_get_ids, self, out)
         return out
 
     def lookup(self, original_ids):
         """Indices of these original ids; -1 for ids that did not occur in the file."""
         ids = as_int64(original_ids, "original_ids")
         out = np.empty(ids.size, np.int32)
-        _core.sfac_idmap_lookup(self._h, ids.size, ids, out)
+        call(_core.sfac_idmap_lookup, self, ids.size, ids, out)
         return out
 
     def __repr__(self):
@@ -252,7 +252,7 @@ class IdMap(Handle):
 def as_sparse(obj, context=None, name="matrix"):
     """SparseMatrix as is; scipy.sparse converted (on `context`)."""
     if isinstance(obj, SparseMatrix):
-        obj._h
+        obj._check_open()
         return obj
     if is_scipy_sparse(obj):
         return SparseMatrix.from_scipy(obj, context)

@@ -78,3 +78,28 @@ def test_gil_released_during_training():
     assert elapsed > 0.3, f"training too short ({elapsed:.2f}s) to tell"
     # with the GIL held, this thread would stall for the whole sfac_train call
     assert longest < 0.5 * elapsed, (longest, elapsed, ticks)
+
+
+def test_close_during_a_call_waits_for_it():
+    """Closing an object that a running call uses (here from the epoch callback, while
+    sfac_train runs) retires it: new uses raise at once, the handle is freed when the call
+    ends."""
+    ratings, _, _ = sf.synthesize_ratings(300, 200, 5000, rank=4, seed=2)
+    ctx = sf.Context("cpu", threads=1)
+    model = sf.AlternatingLeastSquares(factors=4, iterations=4, context=ctx)
+    states = []
+
+    def cb(epoch, *_):
+        if epoch == 1:
+            ratings.close()
+            ctx.close()
+        states.append((ratings.closed, ratings._retired is not None, ctx._retired is not None))
+        with pytest.raises(sf.ClosedObjectError):
+            ratings.shape
+
+    model.fit(ratings, callback=cb)
+    assert states == [(True, True, True)] * 4
+    assert ratings._retired is None and ratings._busy == 0 and ctx._retired is None
+    assert model.shape == (300, 200, 4)
+    with pytest.raises(sf.ClosedObjectError):
+        model.fit(ratings)
