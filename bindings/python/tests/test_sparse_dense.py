@@ -227,3 +227,17 @@ def test_context_properties_and_repr():
             sf.Context("cuda")
     assert sf.Context("auto").backend in ("cpu", "cuda")
     assert '"version"' in sf.build_info()
+
+
+def test_read_flags_reach_the_library(ctx, tmp_path):
+    path = tmp_path / "u.data"
+    path.write_text("1\t2\t5\t881250949\n3\t1\t4\t881250950\n1\t2\t1\t881250951\n")
+    with pytest.raises(sf.DuplicateEntryError, match=r"duplicate entry \(row 1, col 2\)"):
+        sf.SparseMatrix.read(path, context=ctx)
+    m = sf.SparseMatrix.read(path, one_based=True, sum_duplicates=True, context=ctx)
+    assert m.shape == (3, 2)
+    np.testing.assert_array_equal(m.to_dense(), [[0, 6], [0, 0], [4, 0]])
+    dat = tmp_path / "ratings.dat"
+    dat.write_text("10::20::3::0\n11::20::4::0\n")
+    d = sf.SparseMatrix.read(dat, format="movielens_dat", remap_ids=True, context=ctx)
+    assert d.shape == (2, 1) and list(d.col_ids.ids) == [20]
