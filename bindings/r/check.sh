@@ -6,17 +6,13 @@ set -e
 R="$1"
 stage="$2"
 work="$3"
-rm -rf "$work"
-mkdir -p "$work"
-cp -R "$stage" "$work/sparsefac"
-rm -f "$work"/sparsefac/src/*.o "$work"/sparsefac/src/*.so "$work"/sparsefac/src/Makevars
+sh "$(dirname "$0")/tarball.sh" "$R" "$stage" "$work"
 cd "$work"
 # An empty local repository: CI has no CRAN, and looking it up only slows the check.
 mkdir -p repo/src/contrib
 : > repo/src/contrib/PACKAGES
 echo "options(repos = c(CRAN = 'file://$work/repo'))" > Rprofile
 export R_PROFILE_USER="$work/Rprofile"
-"$R" CMD build --no-build-vignettes --no-manual sparsefac
 "$R" CMD check --no-manual --no-build-vignettes sparsefac_*.tar.gz || status=$?
 cat sparsefac.Rcheck/00check.log
 if [ -n "$status" ]; then exit "$status"; fi

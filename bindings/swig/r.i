@@ -215,18 +215,23 @@ static int sfac_r_epoch_trampoline(int epoch, double train_loss, double validati
                                    double seconds, void* user_data) {
   int failed = 0, verdict = 0;
   SEXP call, result;
-  call = PROTECT(Rf_lang5((SEXP)user_data, Rf_ScalarInteger(epoch), Rf_ScalarReal(train_loss),
-                          Rf_ScalarReal(validation_rmse), Rf_ScalarReal(seconds)));
+  /* Each argument is protected before the next allocation can collect it. */
+  SEXP e = PROTECT(Rf_ScalarInteger(epoch));
+  SEXP l = PROTECT(Rf_ScalarReal(train_loss));
+  SEXP v = PROTECT(Rf_ScalarReal(validation_rmse));
+  SEXP t = PROTECT(Rf_ScalarReal(seconds));
+  call = PROTECT(Rf_lang5((SEXP)user_data, e, l, v, t));
+  /* Nothing below allocates, so the result needs no protection (and is NULL on error). */
   result = R_tryEval(call, R_GlobalEnv, &failed);
   if (failed) {
     verdict = -1;
   } else if (Rf_isLogical(result) && XLENGTH(result) == 1) {
     verdict = LOGICAL(result)[0] == TRUE ? 1 : 0;
   } else if (Rf_isNumeric(result) && XLENGTH(result) == 1) {
-    double v = Rf_asReal(result);
-    verdict = v > 0 ? 1 : (v < 0 ? -1 : 0);
+    double answer = Rf_asReal(result);
+    verdict = answer > 0 ? 1 : (answer < 0 ? -1 : 0);
   }
-  UNPROTECT(1);
+  UNPROTECT(5);
   return verdict;
 }
 %}
@@ -333,7 +338,7 @@ SFAC_R_OUT(sfac_sddmm_algorithm, sfac_r_out_int)
 /* A string owned by its object (the device name): copied into an R string at once. */
 %typemap(in, numinputs=0) const char** out (const char* text = NULL) %{ $1 = ($1_ltype)&text; %}
 %typemap(argout) const char** out %{
-  sfac_r_append(r_ans, Rf_ScalarString(Rf_mkChar(text$argnum ? text$argnum : "")));
+  sfac_r_append(r_ans, Rf_mkString(text$argnum ? text$argnum : ""));
 %}
 %typemap(freearg) const char** out ""
 

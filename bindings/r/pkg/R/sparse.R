@@ -17,8 +17,12 @@ sfac_sparse <- function(x, ctx = default_context(), dims = NULL, sum_duplicates 
     ptr <- sfac_ok(native_sparse_create_coo(cptr, nrow(x), ncol(x), length(x@i), x@i, x@j, x@x,
                                           1), "sfac_sparse")[[1L]]
   } else if (inherits(x, "sparseMatrix") || is.matrix(x)) {
-    return(sfac_sparse(methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix"), ctx,
-                       dims, sum_duplicates))
+    general <- methods::as(methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix"),
+                           "dMatrix")
+    if (!inherits(general, "dgCMatrix")) {
+      sfac_abort(sprintf("cannot make a sparse matrix from %s", class(x)[1L]))
+    }
+    return(sfac_sparse(general, ctx, dims, sum_duplicates))
   } else {
     sfac_abort(sprintf("cannot make a sparse matrix from %s", class(x)[1L]))
   }

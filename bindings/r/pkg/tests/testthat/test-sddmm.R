@@ -40,6 +40,12 @@ test_that("SDDMM accepts a library matrix, a dgTMatrix and a data.frame pattern"
                     "TsparseMatrix")
   from_t <- Matrix::summary(sfac_sddmm(a, b, tm, ctx = ctx))
   expect_equal(from_t$x[order(from_t$i, from_t$j)], ref[ord], tolerance = 1e-5)
+  # A pattern matrix (values 1) and a base matrix (its nonzeros) work as well.
+  pattern <- Matrix::sparseMatrix(i = df$user, j = df$item, dims = c(4, 5))
+  from_n <- Matrix::summary(sfac_sddmm(a, b, pattern, ctx = ctx))
+  expect_equal(from_n$x[order(from_n$i, from_n$j)], ref[ord], tolerance = 1e-5)
+  from_base <- Matrix::summary(sfac_sddmm(a, b, as.matrix(pattern) * 1, ctx = ctx))
+  expect_equal(from_base$x[order(from_base$i, from_base$j)], ref[ord], tolerance = 1e-5)
 })
 
 test_that("SDDMM rejects operands whose shapes do not fit", {
