@@ -49,8 +49,7 @@ func WithSeed(seed uint64) ContextOption { return func(c *contextConfig) { c.see
 // Context is a backend (CPU or CUDA device) with its threads and seed. Matrices and models
 // keep their context's backend alive, so a Context may be closed before them.
 type Context struct {
-	h capi.SwigcptrStruct_SS_sfac_context
-	_ notTiny
+	ref handle[capi.SwigcptrStruct_SS_sfac_context]
 }
 
 // NewContext creates a context on the given backend.
@@ -67,76 +66,77 @@ func NewContext(backend Backend, opts ...ContextOption) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Context{h: capi.SwigcptrStruct_SS_sfac_context(h)}
-	liveObjects.Add(1)
+	c := &Context{}
+	c.ref.init(capi.SwigcptrStruct_SS_sfac_context(h), func(h capi.SwigcptrStruct_SS_sfac_context) capi.Enum_SS_sfac_status {
+		return capi.Sfac_context_destroy(h)
+	})
 	runtime.SetFinalizer(c, func(c *Context) { c.Close() })
 	return c, nil
 }
 
-// Close releases the context; later calls are no-ops.
+// Close releases the context (once calls in flight on other goroutines are done); later
+// calls are no-ops.
 func (c *Context) Close() error {
-	if c == nil || c.h == 0 {
+	if c == nil {
 		return nil
 	}
-	h := c.h
-	c.h = 0
-	runtime.SetFinalizer(c, nil)
-	liveObjects.Add(-1)
-	return call(func() capi.Enum_SS_sfac_status { return capi.Sfac_context_destroy(h) })
+	return c.ref.close()
 }
 
-func (c *Context) handle() (capi.SwigcptrStruct_SS_sfac_context, error) {
-	if c == nil || c.h == 0 {
+func (c *Context) acquire() (capi.SwigcptrStruct_SS_sfac_context, error) {
+	if c == nil {
 		return 0, closedError("Context")
 	}
-	return c.h, nil
+	return c.ref.acquire("Context")
 }
+
+func (c *Context) release() { c.ref.release() }
 
 // Backend is the backend the context resolved to (never Auto).
 func (c *Context) Backend() (Backend, error) {
-	h, err := c.handle()
+	h, err := c.acquire()
 	if err != nil {
 		return 0, err
 	}
+	defer c.release()
 	out := []int32{0}
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_context_get_backend(h, out) })
-	runtime.KeepAlive(c)
 	return Backend(out[0]), err
 }
 
 // DeviceName is e.g. "CPU (8 threads)" or the GPU's name.
 func (c *Context) DeviceName() (string, error) {
-	h, err := c.handle()
+	h, err := c.acquire()
 	if err != nil {
 		return "", err
 	}
+	defer c.release()
 	var name string
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_context_get_device_name(h, &name) })
-	runtime.KeepAlive(c)
 	return name, err
 }
 
 // NumThreads is the number of host threads the context uses.
 func (c *Context) NumThreads() (int, error) {
-	h, err := c.handle()
+	h, err := c.acquire()
 	if err != nil {
 		return 0, err
 	}
+	defer c.release()
 	out := []int32{0}
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_context_get_num_threads(h, out) })
-	runtime.KeepAlive(c)
 	return int(out[0]), err
 }
 
 // Seed is the context's seed.
 func (c *Context) Seed() (uint64, error) {
-	h, err := c.handle()
+	h, err := c.acquire()
 	if err != nil {
 		return 0, err
 	}
+	defer c.release()
 	out := []uint64{0}
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_context_get_seed(h, out) })
-	runtime.KeepAlive(c)
 	return out[0], err
 }
 

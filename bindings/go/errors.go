@@ -90,8 +90,3 @@ func call(f func() capi.Enum_SS_sfac_status) error {
 // liveObjects counts the library objects this package created and has not released yet
 // (closed explicitly or by a finalizer); tests read it to prove the finalizers run.
 var liveObjects atomic.Int64
-
-// notTiny pads every wrapper to more than 16 bytes. Smaller pointer-free objects come from Go's
-// tiny allocator, which packs several into one block: a finalizer there may never run while a
-// neighbour in the block stays reachable, and the safety net would leak.
-type notTiny [2]uintptr

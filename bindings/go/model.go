@@ -10,45 +10,51 @@ import (
 // Model is a trained factorization: users x rank and items x rank factors (plus biases when
 // trained with UseBiases).
 type Model struct {
-	h capi.SwigcptrStruct_SS_sfac_model
-	_ notTiny
+	ref handle[capi.SwigcptrStruct_SS_sfac_model]
 }
 
 func newModel(h uintptr) *Model {
-	m := &Model{h: capi.SwigcptrStruct_SS_sfac_model(h)}
-	liveObjects.Add(1)
+	m := &Model{}
+	m.ref.init(capi.SwigcptrStruct_SS_sfac_model(h), func(h capi.SwigcptrStruct_SS_sfac_model) capi.Enum_SS_sfac_status {
+		return capi.Sfac_model_destroy(h)
+	})
 	runtime.SetFinalizer(m, func(m *Model) { m.Close() })
 	return m
 }
 
-// Close releases the model; later calls are no-ops.
+// Close releases the model (once calls in flight on other goroutines are done); later calls
+// are no-ops.
 func (m *Model) Close() error {
-	if m == nil || m.h == 0 {
+	if m == nil {
 		return nil
 	}
-	h := m.h
-	m.h = 0
-	runtime.SetFinalizer(m, nil)
-	liveObjects.Add(-1)
-	return call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_destroy(h) })
+	return m.ref.close()
 }
 
-func (m *Model) handle() (capi.SwigcptrStruct_SS_sfac_model, error) {
-	if m == nil || m.h == 0 {
+func (m *Model) acquire() (capi.SwigcptrStruct_SS_sfac_model, error) {
+	if m == nil {
 		return 0, closedError("Model")
 	}
-	return m.h, nil
+	return m.ref.acquire("Model")
+}
+
+func (m *Model) release() { m.ref.release() }
+
+func modelShape(h capi.SwigcptrStruct_SS_sfac_model) (users, items, rank int, err error) {
+	u, i, r := []int64{0}, []int64{0}, []int64{0}
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_shape(h, u, i, r) })
+	return int(u[0]), int(i[0]), int(r[0]), err
 }
 
 // LoadModel reads a model file written by Save (from any language binding).
 func LoadModel(ctx *Context, path string) (*Model, error) {
-	c, err := ctx.handle()
+	c, err := ctx.acquire()
 	if err != nil {
 		return nil, err
 	}
+	defer ctx.release()
 	var h uintptr
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_load(c, path, &h) })
-	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -57,80 +63,90 @@ func LoadModel(ctx *Context, path string) (*Model, error) {
 
 // Save writes the versioned binary model file.
 func (m *Model) Save(path string) error {
-	h, err := m.handle()
+	h, err := m.acquire()
 	if err != nil {
 		return err
 	}
+	defer m.release()
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_save(h, path) })
-	runtime.KeepAlive(m)
 	return err
 }
 
 // Shape is (users, items, rank).
 func (m *Model) Shape() (users, items, rank int, err error) {
-	h, err := m.handle()
+	h, err := m.acquire()
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	u, i, r := []int64{0}, []int64{0}, []int64{0}
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_shape(h, u, i, r) })
-	runtime.KeepAlive(m)
-	return int(u[0]), int(i[0]), int(r[0]), err
+	defer m.release()
+	return modelShape(h)
 }
 
 // UserFactors copies the users x rank row-major user factors.
 func (m *Model) UserFactors() ([]float32, error) {
-	users, _, rank, err := m.Shape()
+	h, err := m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer m.release()
+	users, _, rank, err := modelShape(h)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]float32, users*rank, users*rank+1)
-	h := m.h
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_user_factors(h, out) })
-	runtime.KeepAlive(m)
 	return out, err
 }
 
 // ItemFactors copies the items x rank row-major item factors.
 func (m *Model) ItemFactors() ([]float32, error) {
-	_, items, rank, err := m.Shape()
+	h, err := m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer m.release()
+	_, items, rank, err := modelShape(h)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]float32, items*rank, items*rank+1)
-	h := m.h
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_item_factors(h, out) })
-	runtime.KeepAlive(m)
 	return out, err
 }
 
 // SetUserFactors replaces the user factors (users*rank finite values).
 func (m *Model) SetUserFactors(f []float32) error {
-	users, _, rank, err := m.Shape()
+	h, err := m.acquire()
+	if err != nil {
+		return err
+	}
+	defer m.release()
+	users, _, rank, err := modelShape(h)
 	if err != nil {
 		return err
 	}
 	if len(f) != users*rank {
 		return errorf(StatusShapeMismatch, "SetUserFactors: %d users x rank %d needs %d values, got %d", users, rank, users*rank, len(f))
 	}
-	h := m.h
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_set_user_factors(h, nonNilF(f)) })
-	runtime.KeepAlive(m)
 	return err
 }
 
 // SetItemFactors replaces the item factors (items*rank finite values).
 func (m *Model) SetItemFactors(f []float32) error {
-	_, items, rank, err := m.Shape()
+	h, err := m.acquire()
+	if err != nil {
+		return err
+	}
+	defer m.release()
+	_, items, rank, err := modelShape(h)
 	if err != nil {
 		return err
 	}
 	if len(f) != items*rank {
 		return errorf(StatusShapeMismatch, "SetItemFactors: %d items x rank %d needs %d values, got %d", items, rank, items*rank, len(f))
 	}
-	h := m.h
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_set_item_factors(h, nonNilF(f)) })
-	runtime.KeepAlive(m)
 	return err
 }
 
@@ -143,15 +159,18 @@ type Biases struct {
 
 // Biases returns the model's biases, or ok = false when it has none.
 func (m *Model) Biases() (b Biases, ok bool, err error) {
-	users, items, _, err := m.Shape()
+	h, err := m.acquire()
+	if err != nil {
+		return b, false, err
+	}
+	defer m.release()
+	users, items, _, err := modelShape(h)
 	if err != nil {
 		return b, false, err
 	}
 	has, mean := []int32{0}, []float32{0}
 	b.User, b.Item = make([]float32, users, users+1), make([]float32, items, items+1)
-	h := m.h
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_biases(h, has, mean, b.User, b.Item) })
-	runtime.KeepAlive(m)
 	if err != nil || has[0] == 0 {
 		return Biases{}, false, err
 	}
@@ -161,10 +180,11 @@ func (m *Model) Biases() (b Biases, ok bool, err error) {
 
 // Predict scores the pairs (users[i], items[i]).
 func (m *Model) Predict(users, items []int32) ([]float32, error) {
-	h, err := m.handle()
+	h, err := m.acquire()
 	if err != nil {
 		return nil, err
 	}
+	defer m.release()
 	if len(users) != len(items) {
 		return nil, errorf(StatusShapeMismatch, "Predict: %d users but %d items", len(users), len(items))
 	}
@@ -172,7 +192,6 @@ func (m *Model) Predict(users, items []int32) ([]float32, error) {
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_model_predict(h, int64(len(users)), nonNil(users), nonNil(items), scores)
 	})
-	runtime.KeepAlive(m)
 	if err != nil {
 		return nil, err
 	}
@@ -181,18 +200,18 @@ func (m *Model) Predict(users, items []int32) ([]float32, error) {
 
 // Evaluate is the RMSE and MAE of the model on the nonzeros of ratings.
 func (m *Model) Evaluate(ratings *SparseMatrix) (rmse, mae float64, err error) {
-	h, err := m.handle()
+	h, err := m.acquire()
 	if err != nil {
 		return 0, 0, err
 	}
-	rh, err := ratings.handle()
+	defer m.release()
+	rh, err := ratings.acquire()
 	if err != nil {
 		return 0, 0, err
 	}
+	defer ratings.release()
 	r, a := []float64{0}, []float64{0}
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_evaluate(h, rh, r, a) })
-	runtime.KeepAlive(m)
-	runtime.KeepAlive(ratings)
 	return r[0], a[0], err
 }
 
@@ -205,23 +224,23 @@ type RankingMetrics struct {
 // nil) with the user's test items.
 func (m *Model) RankingMetrics(exclude, test *SparseMatrix, k int) (RankingMetrics, error) {
 	var out RankingMetrics
-	h, err := m.handle()
+	h, err := m.acquire()
 	if err != nil {
 		return out, err
 	}
-	eh, err := optionalSparse(exclude)
+	defer m.release()
+	eh, err := acquireOptional(exclude)
 	if err != nil {
 		return out, err
 	}
-	th, err := test.handle()
+	defer exclude.release()
+	th, err := test.acquire()
 	if err != nil {
 		return out, err
 	}
+	defer test.release()
 	p, r, n, a := []float64{0}, []float64{0}, []float64{0}, []float64{0}
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_ranking_metrics(h, eh, th, k, p, r, n, a) })
-	runtime.KeepAlive(m)
-	runtime.KeepAlive(exclude)
-	runtime.KeepAlive(test)
 	if err != nil {
 		return out, err
 	}
@@ -245,14 +264,16 @@ type RecommendOptions struct {
 
 // Recommend returns the top n items of each user, best first (fewer when fewer candidates).
 func (m *Model) Recommend(users []int32, n int, opts RecommendOptions) ([][]ItemScore, error) {
-	h, err := m.handle()
+	h, err := m.acquire()
 	if err != nil {
 		return nil, err
 	}
-	eh, err := optionalSparse(opts.Exclude)
+	defer m.release()
+	eh, err := acquireOptional(opts.Exclude)
 	if err != nil {
 		return nil, err
 	}
+	defer opts.Exclude.release()
 	if n < 0 {
 		return nil, errorf(StatusInvalidArgument, "Recommend: n = %d is negative", n)
 	}
@@ -262,8 +283,6 @@ func (m *Model) Recommend(users []int32, n int, opts RecommendOptions) ([][]Item
 		return capi.Sfac_model_recommend(h, int64(len(users)), nonNil(users), n, eh, int64(len(opts.Allowed)),
 			opts.Allowed, items, scores)
 	})
-	runtime.KeepAlive(m)
-	runtime.KeepAlive(opts.Exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -273,10 +292,11 @@ func (m *Model) Recommend(users []int32, n int, opts RecommendOptions) ([][]Item
 // SimilarItems returns, for each item, the n items with the most similar factors (cosine),
 // best first, the item itself excluded.
 func (m *Model) SimilarItems(items []int32, n int) ([][]ItemScore, error) {
-	h, err := m.handle()
+	h, err := m.acquire()
 	if err != nil {
 		return nil, err
 	}
+	defer m.release()
 	if n < 0 {
 		return nil, errorf(StatusInvalidArgument, "SimilarItems: n = %d is negative", n)
 	}
@@ -285,7 +305,6 @@ func (m *Model) SimilarItems(items []int32, n int) ([][]ItemScore, error) {
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_model_similar_items(h, int64(len(items)), nonNil(items), n, outItems, scores)
 	})
-	runtime.KeepAlive(m)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +333,12 @@ func rows(items []int32, scores []float32, count, n int) [][]ItemScore {
 // biases). With user >= 0 the model's row for that user is replaced too; user = -1 only
 // computes (a new user).
 func (m *Model) RecalculateUser(user int32, items []int32, ratings []float32) (factors []float32, bias float32, err error) {
-	_, _, rank, err := m.Shape()
+	h, err := m.acquire()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer m.release()
+	_, _, rank, err := modelShape(h)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -323,11 +347,9 @@ func (m *Model) RecalculateUser(user int32, items []int32, ratings []float32) (f
 	}
 	factors = make([]float32, rank, rank+1)
 	b := []float32{0}
-	h := m.h
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_model_recalculate_user(h, int(user), int64(len(items)), nonNil(items), nonNilF(ratings), factors, b)
 	})
-	runtime.KeepAlive(m)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,8 +1,6 @@
 package sparsefac
 
 import (
-	"runtime"
-
 	"github.com/sparsefac/sparsefac/bindings/go/internal/capi"
 )
 
@@ -19,33 +17,33 @@ const (
 // P must share S's pattern (S itself or a matrix made with S.Like); with beta == 0 P's old
 // values are not read.
 func SDDMM(ctx *Context, mode SDDMMMode, alpha float32, a, b *DenseMatrix, s *SparseMatrix, beta float32, p *SparseMatrix) error {
-	c, err := ctx.handle()
+	c, err := ctx.acquire()
 	if err != nil {
 		return err
 	}
-	ah, err := a.handle()
+	defer ctx.release()
+	ah, err := a.acquire()
 	if err != nil {
 		return err
 	}
-	bh, err := b.handle()
+	defer a.release()
+	bh, err := b.acquire()
 	if err != nil {
 		return err
 	}
-	sh, err := s.handle()
+	defer b.release()
+	sh, err := s.acquire()
 	if err != nil {
 		return err
 	}
-	ph, err := p.handle()
+	defer s.release()
+	ph, err := p.acquire()
 	if err != nil {
 		return err
 	}
+	defer p.release()
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_sddmm(c, capi.Enum_SS_sfac_sddmm_mode(mode), alpha, ah, bh, sh, beta, ph, capi.SwigcptrStruct_SS_sfac_sddmm_plan(0))
 	})
-	runtime.KeepAlive(ctx)
-	runtime.KeepAlive(a)
-	runtime.KeepAlive(b)
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(p)
 	return err
 }

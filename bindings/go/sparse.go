@@ -8,42 +8,54 @@ import (
 
 // SparseMatrix is a sparse matrix owned by the library, stored sorted by (row, column).
 type SparseMatrix struct {
-	h capi.SwigcptrStruct_SS_sfac_sparse
-	_ notTiny
+	ref handle[capi.SwigcptrStruct_SS_sfac_sparse]
 }
 
 func newSparse(h uintptr) *SparseMatrix {
-	m := &SparseMatrix{h: capi.SwigcptrStruct_SS_sfac_sparse(h)}
-	liveObjects.Add(1)
+	m := &SparseMatrix{}
+	m.ref.init(capi.SwigcptrStruct_SS_sfac_sparse(h), func(h capi.SwigcptrStruct_SS_sfac_sparse) capi.Enum_SS_sfac_status {
+		return capi.Sfac_sparse_destroy(h)
+	})
 	runtime.SetFinalizer(m, func(m *SparseMatrix) { m.Close() })
 	return m
 }
 
-// Close releases the matrix; later calls are no-ops.
+// Close releases the matrix (once calls in flight on other goroutines are done); later calls
+// are no-ops.
 func (m *SparseMatrix) Close() error {
-	if m == nil || m.h == 0 {
+	if m == nil {
 		return nil
 	}
-	h := m.h
-	m.h = 0
-	runtime.SetFinalizer(m, nil)
-	liveObjects.Add(-1)
-	return call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_destroy(h) })
+	return m.ref.close()
 }
 
-func (m *SparseMatrix) handle() (capi.SwigcptrStruct_SS_sfac_sparse, error) {
-	if m == nil || m.h == 0 {
+func (m *SparseMatrix) acquire() (capi.SwigcptrStruct_SS_sfac_sparse, error) {
+	if m == nil {
 		return 0, closedError("SparseMatrix")
 	}
-	return m.h, nil
+	return m.ref.acquire("SparseMatrix")
 }
 
-// optionalSparse is NULL for a nil matrix (the C API's "may be NULL"), an error for a closed one.
-func optionalSparse(m *SparseMatrix) (capi.SwigcptrStruct_SS_sfac_sparse, error) {
+// release is a no-op for nil, the "no matrix" of optional arguments.
+func (m *SparseMatrix) release() {
+	if m != nil {
+		m.ref.release()
+	}
+}
+
+// acquireOptional is NULL for a nil matrix (the C API's "may be NULL"), an error for a closed
+// one. Pair it with release, which ignores nil.
+func acquireOptional(m *SparseMatrix) (capi.SwigcptrStruct_SS_sfac_sparse, error) {
 	if m == nil {
 		return 0, nil
 	}
-	return m.handle()
+	return m.acquire()
+}
+
+func sparseShape(h capi.SwigcptrStruct_SS_sfac_sparse) (rows, cols, nnz int, err error) {
+	r, c, n := []int64{0}, []int64{0}, []int64{0}
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_get_shape(h, r, c, n) })
+	return int(r[0]), int(c[0]), int(n[0]), err
 }
 
 // SparseFlags control matrix creation and file reading.
@@ -59,10 +71,11 @@ const (
 // FromCOO creates a rows x cols matrix from triplets in any order. values may be nil: every
 // stored value is then 1 (a pattern matrix). The library copies the data.
 func FromCOO(ctx *Context, rows, cols int, rowIdx, colIdx []int32, values []float32, flags SparseFlags) (*SparseMatrix, error) {
-	c, err := ctx.handle()
+	c, err := ctx.acquire()
 	if err != nil {
 		return nil, err
 	}
+	defer ctx.release()
 	if len(rowIdx) != len(colIdx) {
 		return nil, errorf(StatusShapeMismatch, "FromCOO: %d row indices but %d column indices", len(rowIdx), len(colIdx))
 	}
@@ -74,7 +87,6 @@ func FromCOO(ctx *Context, rows, cols int, rowIdx, colIdx []int32, values []floa
 		return capi.Sfac_sparse_create_coo(c, int64(rows), int64(cols), int64(len(rowIdx)),
 			nonNil(rowIdx), nonNil(colIdx), values, uint(flags), &h)
 	})
-	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -84,10 +96,11 @@ func FromCOO(ctx *Context, rows, cols int, rowIdx, colIdx []int32, values []floa
 // FromCSR creates a matrix from CSR arrays: rowOffsets has rows + 1 entries starting at 0.
 // values may be nil (pattern matrix).
 func FromCSR(ctx *Context, rows, cols int, rowOffsets []int64, colIdx []int32, values []float32, flags SparseFlags) (*SparseMatrix, error) {
-	c, err := ctx.handle()
+	c, err := ctx.acquire()
 	if err != nil {
 		return nil, err
 	}
+	defer ctx.release()
 	if rows < 0 || len(rowOffsets) != rows+1 {
 		return nil, errorf(StatusShapeMismatch, "FromCSR: %d rows need %d row offsets, got %d", rows, rows+1, len(rowOffsets))
 	}
@@ -102,7 +115,6 @@ func FromCSR(ctx *Context, rows, cols int, rowOffsets []int64, colIdx []int32, v
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_sparse_create_csr(c, int64(rows), int64(cols), rowOffsets, nonNil(colIdx), values, uint(flags), &h)
 	})
-	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -134,15 +146,15 @@ const (
 // ReadFile reads a sparse matrix; ids are used as indices (0-based unless flags has OneBased).
 // Parse errors name the file and line.
 func ReadFile(ctx *Context, path string, format FileFormat, flags SparseFlags) (*SparseMatrix, error) {
-	c, err := ctx.handle()
+	c, err := ctx.acquire()
 	if err != nil {
 		return nil, err
 	}
+	defer ctx.release()
 	var h uintptr
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_read_sparse(c, path, capi.Enum_SS_sfac_file_format(format), uint(flags), &h, nil, nil)
 	})
-	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -153,16 +165,16 @@ func ReadFile(ctx *Context, path string, format FileFormat, flags SparseFlags) (
 // say): each side's distinct ids become indices 0..n-1 in ascending id order. rowIDs[i] and
 // colIDs[j] are the file's ids of row i and column j.
 func ReadFileRemapped(ctx *Context, path string, format FileFormat, flags SparseFlags) (m *SparseMatrix, rowIDs, colIDs []int64, err error) {
-	c, err := ctx.handle()
+	c, err := ctx.acquire()
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	defer ctx.release()
 	const remapIDs = 1 << 8 // SFAC_READ_REMAP_IDS
 	var h, rmap, cmap uintptr
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_read_sparse(c, path, capi.Enum_SS_sfac_file_format(format), uint(flags)|remapIDs, &h, &rmap, &cmap)
 	})
-	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -197,37 +209,38 @@ func takeIDMap(raw uintptr) ([]int64, error) {
 
 // WriteMatrixMarket writes the matrix as a 1-based "coordinate real general" file.
 func (m *SparseMatrix) WriteMatrixMarket(path string) error {
-	h, err := m.handle()
+	h, err := m.acquire()
 	if err != nil {
 		return err
 	}
+	defer m.release()
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_write_matrix_market(h, path) })
-	runtime.KeepAlive(m)
 	return err
 }
 
 // Shape is (rows, cols, nnz).
 func (m *SparseMatrix) Shape() (rows, cols, nnz int, err error) {
-	h, err := m.handle()
+	h, err := m.acquire()
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	r, c, n := []int64{0}, []int64{0}, []int64{0}
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_get_shape(h, r, c, n) })
-	runtime.KeepAlive(m)
-	return int(r[0]), int(c[0]), int(n[0]), err
+	defer m.release()
+	return sparseShape(h)
 }
 
 // ToCOO copies the entries out, sorted by (row, col).
 func (m *SparseMatrix) ToCOO() (rowIdx, colIdx []int32, values []float32, err error) {
-	_, _, nnz, err := m.Shape()
+	h, err := m.acquire()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer m.release()
+	_, _, nnz, err := sparseShape(h)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	rowIdx, colIdx, values = make([]int32, nnz, nnz+1), make([]int32, nnz, nnz+1), make([]float32, nnz, nnz+1)
-	h := m.h
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_coo(h, rowIdx, colIdx, values) })
-	runtime.KeepAlive(m)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -236,29 +249,35 @@ func (m *SparseMatrix) ToCOO() (rowIdx, colIdx []int32, values []float32, err er
 
 // Values copies the nnz values out in row-major order.
 func (m *SparseMatrix) Values() ([]float32, error) {
-	_, _, nnz, err := m.Shape()
+	h, err := m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer m.release()
+	_, _, nnz, err := sparseShape(h)
 	if err != nil {
 		return nil, err
 	}
 	values := make([]float32, nnz, nnz+1)
-	h := m.h
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_coo(h, nil, nil, values) })
-	runtime.KeepAlive(m)
 	return values, err
 }
 
 // SetValues replaces the nnz values (row-major order); they must be finite.
 func (m *SparseMatrix) SetValues(values []float32) error {
-	_, _, nnz, err := m.Shape()
+	h, err := m.acquire()
+	if err != nil {
+		return err
+	}
+	defer m.release()
+	_, _, nnz, err := sparseShape(h)
 	if err != nil {
 		return err
 	}
 	if len(values) != nnz {
 		return errorf(StatusShapeMismatch, "SetValues: matrix has %d nonzeros, got %d values", nnz, len(values))
 	}
-	h := m.h
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_set_values(h, nonNilF(values)) })
-	runtime.KeepAlive(m)
 	return err
 }
 
@@ -272,17 +291,20 @@ func nonNilF(s []float32) []float32 {
 // Like creates a matrix with this matrix's pattern and the given values (nil = zeros), the
 // natural output of SDDMM.
 func (m *SparseMatrix) Like(values []float32) (*SparseMatrix, error) {
-	_, _, nnz, err := m.Shape()
+	h, err := m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer m.release()
+	_, _, nnz, err := sparseShape(h)
 	if err != nil {
 		return nil, err
 	}
 	if values != nil && len(values) != nnz {
 		return nil, errorf(StatusShapeMismatch, "Like: matrix has %d nonzeros, got %d values", nnz, len(values))
 	}
-	h := m.h
 	var out uintptr
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_create_like(h, values, &out) })
-	runtime.KeepAlive(m)
 	if err != nil {
 		return nil, err
 	}
@@ -291,13 +313,13 @@ func (m *SparseMatrix) Like(values []float32) (*SparseMatrix, error) {
 
 // SplitRandom sends each nonzero to test with probability testFraction.
 func (m *SparseMatrix) SplitRandom(testFraction float64, seed uint64) (train, test *SparseMatrix, err error) {
-	h, err := m.handle()
+	h, err := m.acquire()
 	if err != nil {
 		return nil, nil, err
 	}
+	defer m.release()
 	var tr, te uintptr
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_split_random(h, testFraction, seed, &tr, &te) })
-	runtime.KeepAlive(m)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -323,16 +345,16 @@ type Synthetic struct {
 // SynthesizeRatings draws data with a known answer, seeded by the context's seed: for
 // Explicit feedback the planted model's RMSE is Noise.
 func SynthesizeRatings(ctx *Context, spec Synthetic) (*SparseMatrix, error) {
-	c, err := ctx.handle()
+	c, err := ctx.acquire()
 	if err != nil {
 		return nil, err
 	}
+	defer ctx.release()
 	var h uintptr
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_synthesize_ratings(c, capi.Enum_SS_sfac_feedback(spec.Feedback), int64(spec.Users),
 			int64(spec.Items), int64(spec.NNZ), int64(spec.Rank), spec.Noise, spec.Skew, &h, nil, nil)
 	})
-	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package sparsefac
 
 import (
-	"runtime"
 	"runtime/debug"
 
 	"github.com/sparsefac/sparsefac/bindings/go/internal/capi"
@@ -191,12 +190,13 @@ func (c *cOptions) apply(opts *TrainOptions) error {
 		}
 	}
 	if opts.Validation != nil {
-		vh, err := opts.Validation.handle()
+		// The options keep the matrix alive on the C side, so it need not stay pinned.
+		vh, err := opts.Validation.acquire()
 		if err != nil {
 			return err
 		}
 		err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_set_validation(c.h, vh) })
-		runtime.KeepAlive(opts.Validation)
+		opts.Validation.release()
 		if err != nil {
 			return err
 		}
@@ -207,14 +207,16 @@ func (c *cOptions) apply(opts *TrainOptions) error {
 // Train fits a model to ratings (users x items) with opts, running opts.Iterations epochs
 // unless OnEpoch stops earlier. The context's seed drives initialization and shuffling.
 func Train(ctx *Context, ratings *SparseMatrix, opts TrainOptions) (*Model, error) {
-	ch, err := ctx.handle()
+	ch, err := ctx.acquire()
 	if err != nil {
 		return nil, err
 	}
-	rh, err := ratings.handle()
+	defer ctx.release()
+	rh, err := ratings.acquire()
 	if err != nil {
 		return nil, err
 	}
+	defer ratings.release()
 	c, err := newCOptions(opts.Algorithm)
 	if err != nil {
 		return nil, err
@@ -227,7 +229,7 @@ func Train(ctx *Context, ratings *SparseMatrix, opts TrainOptions) (*Model, erro
 	var callbackErr error
 	if opts.OnEpoch != nil {
 		onEpoch := opts.OnEpoch
-		handle := capi.NewEpochHandle(func(epoch int, loss, rmse, seconds float64) (verdict int) {
+		cb := capi.NewEpochHandle(func(epoch int, loss, rmse, seconds float64) (verdict int) {
 			defer func() {
 				if r := recover(); r != nil {
 					callbackErr = &PanicError{Value: r, Stack: debug.Stack()}
@@ -246,9 +248,9 @@ func Train(ctx *Context, ratings *SparseMatrix, opts TrainOptions) (*Model, erro
 		})
 		// Only sfac_train calls the trampoline, and it has returned by the time this runs;
 		// the options object that still names the handle is destroyed right after, unused.
-		defer handle.Delete()
+		defer cb.Delete()
 		if err := call(func() capi.Enum_SS_sfac_status {
-			return capi.Sfac_train_options_set_callback(c.h, uintptr(handle))
+			return capi.Sfac_train_options_set_callback(c.h, uintptr(cb))
 		}); err != nil {
 			return nil, err
 		}
@@ -256,9 +258,6 @@ func Train(ctx *Context, ratings *SparseMatrix, opts TrainOptions) (*Model, erro
 
 	var out uintptr
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train(ch, rh, c.h, &out) })
-	runtime.KeepAlive(ctx)
-	runtime.KeepAlive(ratings)
-	runtime.KeepAlive(opts.Validation)
 	if err != nil {
 		if e, ok := err.(*Error); ok && callbackErr != nil {
 			e.Cause = callbackErr

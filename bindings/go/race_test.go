@@ -1,0 +1,5 @@
+//go:build race
+
+package sparsefac_test
+
+const raceEnabled = true
