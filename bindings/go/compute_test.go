@@ -114,6 +114,19 @@ func TestCOOAndCSRRoundTrip(t *testing.T) {
 			t.Fatalf("CSR entry %d: got (%d,%d,%g)", i, r2[i], c2[i], v2[i])
 		}
 	}
+	// Empty matrices (nil slices) are valid and come back empty.
+	empty, err := sparsefac.FromCOO(ctx, 3, 4, nil, nil, nil, 0)
+	must(t, err)
+	defer empty.Close()
+	er, ec, ev, err := empty.ToCOO()
+	must(t, err)
+	if len(er) != 0 || len(ec) != 0 || len(ev) != 0 {
+		t.Fatalf("empty matrix came back with %d entries", len(er))
+	}
+	emptyCSR, err := sparsefac.FromCSR(ctx, 3, 4, []int64{0, 0, 0, 0}, nil, nil, 0)
+	must(t, err)
+	emptyCSR.Close()
+
 	// Pattern matrices store ones; duplicates are summed on request.
 	p, err := sparsefac.FromCOO(ctx, 2, 2, []int32{1, 1}, []int32{1, 1}, []float32{2, 5}, sparsefac.SumDuplicates)
 	must(t, err)

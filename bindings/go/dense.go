@@ -82,7 +82,7 @@ func (m *DenseMatrix) Data() ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := make([]float32, rows*cols, rows*cols+1)
+	data := floats(rows * cols)
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_dense_download(h, data) })
 	return data, err
 }

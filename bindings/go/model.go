@@ -93,7 +93,7 @@ func (m *Model) UserFactors() ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float32, users*rank, users*rank+1)
+	out := floats(users * rank)
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_user_factors(h, out) })
 	return out, err
 }
@@ -109,7 +109,7 @@ func (m *Model) ItemFactors() ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float32, items*rank, items*rank+1)
+	out := floats(items * rank)
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_item_factors(h, out) })
 	return out, err
 }
@@ -169,7 +169,7 @@ func (m *Model) Biases() (b Biases, ok bool, err error) {
 		return b, false, err
 	}
 	has, mean := []int32{0}, []float32{0}
-	b.User, b.Item = make([]float32, users, users+1), make([]float32, items, items+1)
+	b.User, b.Item = floats(users), floats(items)
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_biases(h, has, mean, b.User, b.Item) })
 	if err != nil || has[0] == 0 {
 		return Biases{}, false, err
@@ -188,7 +188,7 @@ func (m *Model) Predict(users, items []int32) ([]float32, error) {
 	if len(users) != len(items) {
 		return nil, errorf(StatusShapeMismatch, "Predict: %d users but %d items", len(users), len(items))
 	}
-	scores := make([]float32, len(users), len(users)+1)
+	scores := floats(len(users))
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_model_predict(h, int64(len(users)), nonNil(users), nonNil(items), scores)
 	})
@@ -277,8 +277,8 @@ func (m *Model) Recommend(users []int32, n int, opts RecommendOptions) ([][]Item
 	if n < 0 {
 		return nil, errorf(StatusInvalidArgument, "Recommend: n = %d is negative", n)
 	}
-	items := make([]int32, len(users)*n, len(users)*n+1)
-	scores := make([]float32, len(users)*n, len(users)*n+1)
+	items := int32s(len(users) * n)
+	scores := floats(len(users) * n)
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_model_recommend(h, int64(len(users)), nonNil(users), n, eh, int64(len(opts.Allowed)),
 			opts.Allowed, items, scores)
@@ -300,8 +300,8 @@ func (m *Model) SimilarItems(items []int32, n int) ([][]ItemScore, error) {
 	if n < 0 {
 		return nil, errorf(StatusInvalidArgument, "SimilarItems: n = %d is negative", n)
 	}
-	outItems := make([]int32, len(items)*n, len(items)*n+1)
-	scores := make([]float32, len(items)*n, len(items)*n+1)
+	outItems := int32s(len(items) * n)
+	scores := floats(len(items) * n)
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_model_similar_items(h, int64(len(items)), nonNil(items), n, outItems, scores)
 	})
@@ -345,7 +345,7 @@ func (m *Model) RecalculateUser(user int32, items []int32, ratings []float32) (f
 	if len(items) != len(ratings) {
 		return nil, 0, errorf(StatusShapeMismatch, "RecalculateUser: %d items but %d ratings", len(items), len(ratings))
 	}
-	factors = make([]float32, rank, rank+1)
+	factors = floats(rank)
 	b := []float32{0}
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_model_recalculate_user(h, int(user), int64(len(items)), nonNil(items), nonNilF(ratings), factors, b)

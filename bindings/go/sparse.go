@@ -121,17 +121,6 @@ func FromCSR(ctx *Context, rows, cols int, rowOffsets []int64, colIdx []int32, v
 	return newSparse(h), nil
 }
 
-// nonNil keeps an empty index array from becoming NULL, which the C API rejects even for nnz 0.
-func nonNil(s []int32) []int32 {
-	if s == nil {
-		return make([]int32, 0, 1)
-	}
-	if len(s) == 0 && cap(s) == 0 {
-		return make([]int32, 0, 1)
-	}
-	return s
-}
-
 // FileFormat of ReadFile.
 type FileFormat int
 
@@ -200,7 +189,7 @@ func takeIDMap(raw uintptr) ([]int64, error) {
 	if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_get_size(h, n) }); err != nil {
 		return nil, err
 	}
-	ids := make([]int64, n[0], n[0]+1)
+	ids := int64s(int(n[0]))
 	if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_get_ids(h, ids) }); err != nil {
 		return nil, err
 	}
@@ -239,7 +228,7 @@ func (m *SparseMatrix) ToCOO() (rowIdx, colIdx []int32, values []float32, err er
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rowIdx, colIdx, values = make([]int32, nnz, nnz+1), make([]int32, nnz, nnz+1), make([]float32, nnz, nnz+1)
+	rowIdx, colIdx, values = int32s(nnz), int32s(nnz), floats(nnz)
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_coo(h, rowIdx, colIdx, values) })
 	if err != nil {
 		return nil, nil, nil, err
@@ -258,7 +247,7 @@ func (m *SparseMatrix) Values() ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	values := make([]float32, nnz, nnz+1)
+	values := floats(nnz)
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_coo(h, nil, nil, values) })
 	return values, err
 }
@@ -279,13 +268,6 @@ func (m *SparseMatrix) SetValues(values []float32) error {
 	}
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_set_values(h, nonNilF(values)) })
 	return err
-}
-
-func nonNilF(s []float32) []float32 {
-	if cap(s) == 0 {
-		return make([]float32, 0, 1)
-	}
-	return s
 }
 
 // Like creates a matrix with this matrix's pattern and the given values (nil = zeros), the
