@@ -212,6 +212,9 @@ func TestALSHeldOutRMSENearNoise(t *testing.T) {
 			t.Fatalf("Predict(%d, %d) = %g, factors give %g", users[i], items[i], scores[i], want)
 		}
 	}
+	if _, ok, err := tr.model.Biases(); err != nil || ok {
+		t.Fatalf("model trained without biases reports biases (ok %v, err %v)", ok, err)
+	}
 	rm, err := tr.model.RankingMetrics(tr.train, tr.test, 10)
 	must(t, err)
 	if rm.Precision <= 0 || rm.Precision > 1 || rm.NDCG <= 0 || rm.NDCG > 1 {

@@ -1,6 +1,7 @@
 package sparsefac_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -269,4 +270,78 @@ func TestFoldInReproducesTrainingUser(t *testing.T) {
 			t.Fatalf("row %d not replaced: %g vs %g", user, u2[user*rank+x], factors[x])
 		}
 	}
+}
+
+func TestBiasesAndFactorsRoundTrip(t *testing.T) {
+	ctx := cpuContext(t, 5)
+	ratings, err := sparsefac.SynthesizeRatings(ctx, sparsefac.Synthetic{
+		Feedback: sparsefac.Explicit, Users: 100, Items: 80, NNZ: 3000, Rank: 3, Noise: 0.1,
+	})
+	must(t, err)
+	defer ratings.Close()
+	// Shift every rating by 3: a biased model must find the offset in its global mean.
+	v, err := ratings.Values()
+	must(t, err)
+	for i := range v {
+		v[i] += 3
+	}
+	must(t, ratings.SetValues(v))
+	opts, err := sparsefac.DefaultTrainOptions(sparsefac.ALS)
+	must(t, err)
+	opts.Rank, opts.Iterations, opts.UseBiases = 3, 10, true
+	model, err := sparsefac.Train(ctx, ratings, opts)
+	must(t, err)
+	defer model.Close()
+	b, ok, err := model.Biases()
+	must(t, err)
+	if !ok || len(b.User) != 100 || len(b.Item) != 80 {
+		t.Fatalf("biases: ok %v, %d users, %d items", ok, len(b.User), len(b.Item))
+	}
+	if math.Abs(float64(b.GlobalMean)-3) > 0.3 {
+		t.Fatalf("global mean %g, ratings were shifted by 3", b.GlobalMean)
+	}
+	u, err := model.UserFactors()
+	must(t, err)
+	it, err := model.ItemFactors()
+	must(t, err)
+	scores, err := model.Predict([]int32{7, 99}, []int32{0, 79})
+	must(t, err)
+	for k, pair := range [][2]int{{7, 0}, {99, 79}} {
+		want := float64(b.GlobalMean) + float64(b.User[pair[0]]) + float64(b.Item[pair[1]]) + dot(u, it, pair[0], pair[1], 3)
+		if math.Abs(float64(scores[k])-want) > 1e-4 {
+			t.Fatalf("Predict%v = %g, mean + biases + dot = %g", pair, scores[k], want)
+		}
+	}
+
+	// Factors set from Go are the ones predictions use.
+	for i := range u {
+		u[i] = float32(i%5) * 0.1
+	}
+	must(t, model.SetUserFactors(u))
+	back, err := model.UserFactors()
+	must(t, err)
+	for i := range u {
+		if back[i] != u[i] {
+			t.Fatalf("user factor %d: set %g, read %g", i, u[i], back[i])
+		}
+	}
+	scores, err = model.Predict([]int32{7}, []int32{0})
+	must(t, err)
+	if want := float64(b.GlobalMean) + float64(b.User[7]) + float64(b.Item[0]) + dot(u, it, 7, 0, 3); math.Abs(float64(scores[0])-want) > 1e-4 {
+		t.Fatalf("after SetUserFactors: %g, want %g", scores[0], want)
+	}
+	u[0] = float32(math.Inf(1))
+	wantStatus(t, model.SetUserFactors(u), sparsefac.StatusInvalidValue)
+
+	// Dense matrices round-trip their contents.
+	d, err := sparsefac.NewDenseMatrix(ctx, 2, 3, []float32{1, 2, 3, 4, 5, 6})
+	must(t, err)
+	defer d.Close()
+	must(t, d.Upload([]float32{6, 5, 4, 3, 2, 1}))
+	data, err := d.Data()
+	must(t, err)
+	if fmt.Sprint(data) != "[6 5 4 3 2 1]" {
+		t.Fatalf("dense data %v", data)
+	}
+	wantStatus(t, d.Upload([]float32{1}), sparsefac.StatusShapeMismatch)
 }
