@@ -47,8 +47,8 @@ func rssKiB(t *testing.T) int64 {
 	return 0
 }
 
-// One create/close cycle of every object kind, including a training run with a callback
-// (a cgo.Handle per run). With leave, the objects are left to the finalizers.
+// One create/close cycle of every object kind, including a training run and a trainer with
+// a callback (a cgo.Handle each). With leave, the objects are left to the finalizers.
 func leakCycle(t *testing.T, i int, leave bool, opts sparsefac.TrainOptions, rows, cols []int32, vals []float32) {
 	ctx, err := sparsefac.NewContext(sparsefac.CPU, sparsefac.WithThreads(1), sparsefac.WithSeed(uint64(i)))
 	must(t, err)
@@ -65,10 +65,17 @@ func leakCycle(t *testing.T, i int, leave bool, opts sparsefac.TrainOptions, row
 	if _, err := model.Predict([]int32{1}, []int32{2}); err != nil {
 		t.Fatal(err)
 	}
+	trainer, err := sparsefac.NewTrainer(ctx, m, opts)
+	must(t, err)
+	if _, err := trainer.Run(1); err != nil {
+		t.Fatal(err)
+	}
+	snapshot, err := trainer.Model()
+	must(t, err)
 	if leave {
 		return
 	}
-	for _, c := range []interface{ Close() error }{model, p, d, m, ctx} {
+	for _, c := range []interface{ Close() error }{snapshot, trainer, model, p, d, m, ctx} {
 		must(t, c.Close())
 	}
 }

@@ -1,6 +1,7 @@
 package sparsefac
 
 import (
+	"runtime/cgo"
 	"runtime/debug"
 
 	"github.com/sparsefac/sparsefac/bindings/go/internal/capi"
@@ -204,6 +205,57 @@ func (c *cOptions) apply(opts *TrainOptions) error {
 	return nil
 }
 
+// epochCallback runs OnEpoch for the C trampoline and keeps what went wrong: the library
+// only learns "abort" (-1), the error itself must reach the caller through Go.
+type epochCallback struct {
+	onEpoch func(EpochInfo) (bool, error)
+	err     error
+}
+
+func (e *epochCallback) dispatch(epoch int, loss, rmse, seconds float64) (verdict int) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.err = &PanicError{Value: r, Stack: debug.Stack()}
+			verdict = -1
+		}
+	}()
+	stop, err := e.onEpoch(EpochInfo{Epoch: epoch, TrainLoss: loss, ValidationRMSE: rmse, Seconds: seconds})
+	if err != nil {
+		e.err = err
+		return -1
+	}
+	if stop {
+		return 1
+	}
+	return 0
+}
+
+// install registers the callback on the options when opts has one; the returned handle
+// must be deleted once nothing can call the trampoline any more.
+func (c *cOptions) install(opts *TrainOptions) (*epochCallback, cgo.Handle, error) {
+	if opts.OnEpoch == nil {
+		return nil, 0, nil
+	}
+	cb := &epochCallback{onEpoch: opts.OnEpoch}
+	h := capi.NewEpochHandle(cb.dispatch)
+	if err := call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_train_options_set_callback(c.h, uintptr(h))
+	}); err != nil {
+		h.Delete()
+		return nil, 0, err
+	}
+	return cb, h, nil
+}
+
+// withCause attaches the callback's own error to the library's StatusCallback error.
+func withCause(err error, cb *epochCallback) error {
+	if e, ok := err.(*Error); ok && cb != nil && cb.err != nil {
+		e.Cause = cb.err
+		cb.err = nil
+	}
+	return err
+}
+
 // Train fits a model to ratings (users x items) with opts, running opts.Iterations epochs
 // unless OnEpoch stops earlier. The context's seed drives initialization and shuffling.
 func Train(ctx *Context, ratings *SparseMatrix, opts TrainOptions) (*Model, error) {
@@ -225,44 +277,20 @@ func Train(ctx *Context, ratings *SparseMatrix, opts TrainOptions) (*Model, erro
 	if err := c.apply(&opts); err != nil {
 		return nil, err
 	}
-
-	var callbackErr error
-	if opts.OnEpoch != nil {
-		onEpoch := opts.OnEpoch
-		cb := capi.NewEpochHandle(func(epoch int, loss, rmse, seconds float64) (verdict int) {
-			defer func() {
-				if r := recover(); r != nil {
-					callbackErr = &PanicError{Value: r, Stack: debug.Stack()}
-					verdict = -1
-				}
-			}()
-			stop, err := onEpoch(EpochInfo{Epoch: epoch, TrainLoss: loss, ValidationRMSE: rmse, Seconds: seconds})
-			if err != nil {
-				callbackErr = err
-				return -1
-			}
-			if stop {
-				return 1
-			}
-			return 0
-		})
+	cb, h, err := c.install(&opts)
+	if err != nil {
+		return nil, err
+	}
+	if cb != nil {
 		// Only sfac_train calls the trampoline, and it has returned by the time this runs;
 		// the options object that still names the handle is destroyed right after, unused.
-		defer cb.Delete()
-		if err := call(func() capi.Enum_SS_sfac_status {
-			return capi.Sfac_train_options_set_callback(c.h, uintptr(cb))
-		}); err != nil {
-			return nil, err
-		}
+		defer h.Delete()
 	}
 
 	var out uintptr
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train(ch, rh, c.h, &out) })
 	if err != nil {
-		if e, ok := err.(*Error); ok && callbackErr != nil {
-			e.Cause = callbackErr
-		}
-		return nil, err
+		return nil, withCause(err, cb)
 	}
 	return newModel(out), nil
 }
