@@ -31,32 +31,42 @@ public final class Context extends NativeHandle {
   /** The backend this context resolved to (never {@link Backend#AUTO}). */
   public Backend backend() {
     int[] out = new int[1];
-    SparsefacException.check(Native.sfac_context_get_backend(handle(), out));
+    try (Lease c = lease()) {
+      SparsefacException.check(Native.sfac_context_get_backend(c.address, out));
+    }
     return Backend.of(out[0]);
   }
 
   /** E.g. "CPU (8 threads)" or the GPU's name. */
   public String deviceName() {
     String[] out = new String[1];
-    SparsefacException.check(Native.sfac_context_get_device_name(handle(), out));
+    try (Lease c = lease()) {
+      SparsefacException.check(Native.sfac_context_get_device_name(c.address, out));
+    }
     return out[0];
   }
 
   public int threads() {
     int[] out = new int[1];
-    SparsefacException.check(Native.sfac_context_get_num_threads(handle(), out));
+    try (Lease c = lease()) {
+      SparsefacException.check(Native.sfac_context_get_num_threads(c.address, out));
+    }
     return out[0];
   }
 
   public long seed() {
     long[] out = new long[1];
-    SparsefacException.check(Native.sfac_context_get_seed(handle(), out));
+    try (Lease c = lease()) {
+      SparsefacException.check(Native.sfac_context_get_seed(c.address, out));
+    }
     return out[0];
   }
 
   /** Waits for queued device work and reports asynchronous device faults. */
   public void synchronize() {
-    SparsefacException.check(Native.sfac_context_synchronize(handle()));
+    try (Lease c = lease()) {
+      SparsefacException.check(Native.sfac_context_synchronize(c.address));
+    }
   }
 
   /** Version of the loaded native library, e.g. "0.1.0". */
@@ -109,7 +119,8 @@ public final class Context extends NativeHandle {
 
     public Context build() {
       long[] out = new long[1];
-      SparsefacException.check(Native.sfac_context_create(backend.code, device, threads, seed, out));
+      SparsefacException.check(
+          Native.sfac_context_create(backend.code, device, threads, seed, out));
       return new Context(out[0]);
     }
   }

@@ -1,5 +1,7 @@
 package org.sparsefac;
 
+import org.sparsefac.NativeHandle.Lease;
+
 /** Synthetic data with a known answer, and train/test splits. */
 public final class Data {
   private Data() {}
@@ -46,8 +48,10 @@ public final class Data {
     long[] r = new long[1];
     long[] u = new long[1];
     long[] v = new long[1];
-    SparsefacException.check(Native.sfac_synthesize_ratings(ctx.handle(), feedback.code, users,
-        items, nnz, rank, noise, skew, r, u, v));
+    try (Lease ctxL = ctx.lease()) {
+      SparsefacException.check(Native.sfac_synthesize_ratings(ctxL.address, feedback.code, users,
+          items, nnz, rank, noise, skew, r, u, v));
+    }
     return new Synthetic(new SparseMatrix(r[0]), new DenseMatrix(u[0]), new DenseMatrix(v[0]));
   }
 
@@ -55,8 +59,10 @@ public final class Data {
   public static Split splitRandom(SparseMatrix ratings, double testFraction, long seed) {
     long[] train = new long[1];
     long[] test = new long[1];
-    SparsefacException.check(
-        Native.sfac_split_random(ratings.handle(), testFraction, seed, train, test));
+    try (Lease ratingsL = ratings.lease()) {
+      SparsefacException.check(
+          Native.sfac_split_random(ratingsL.address, testFraction, seed, train, test));
+    }
     return new Split(new SparseMatrix(train[0]), new SparseMatrix(test[0]));
   }
 
@@ -64,8 +70,10 @@ public final class Data {
   public static Split splitLeaveKOut(SparseMatrix ratings, long k, long seed) {
     long[] train = new long[1];
     long[] test = new long[1];
-    SparsefacException.check(
-        Native.sfac_split_leave_k_out(ratings.handle(), k, seed, train, test));
+    try (Lease ratingsL = ratings.lease()) {
+      SparsefacException.check(
+          Native.sfac_split_leave_k_out(ratingsL.address, k, seed, train, test));
+    }
     return new Split(new SparseMatrix(train[0]), new SparseMatrix(test[0]));
   }
 }

@@ -53,26 +53,34 @@ public final class DenseMatrix extends NativeHandle {
       Shapes.requireLength(data, Shapes.length(rows * cols, "rows * cols"), "data", "rows * cols");
     }
     long[] out = new long[1];
-    SparsefacException.check(Native.sfac_dense_create(ctx.handle(), rows, cols, storage.code, data,
-        out));
+    try (Lease ctxL = ctx.lease()) {
+      SparsefacException.check(
+          Native.sfac_dense_create(ctxL.address, rows, cols, storage.code, data, out));
+    }
     return new DenseMatrix(out[0]);
   }
 
   public long rows() {
     long[] r = new long[1];
-    SparsefacException.check(Native.sfac_dense_get_shape(handle(), r, null));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_dense_get_shape(self.address, r, null));
+    }
     return r[0];
   }
 
   public long cols() {
     long[] c = new long[1];
-    SparsefacException.check(Native.sfac_dense_get_shape(handle(), null, c));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_dense_get_shape(self.address, null, c));
+    }
     return c[0];
   }
 
   public Storage storage() {
     int[] out = new int[1];
-    SparsefacException.check(Native.sfac_dense_get_dtype(handle(), out));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_dense_get_dtype(self.address, out));
+    }
     return Storage.of(out[0]);
   }
 
@@ -80,13 +88,17 @@ public final class DenseMatrix extends NativeHandle {
   public void upload(float[] data) {
     Objects.requireNonNull(data, "data");
     Shapes.requireLength(data, size(), "data", "rows * cols");
-    SparsefacException.check(Native.sfac_dense_upload(handle(), data));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_dense_upload(self.address, data));
+    }
   }
 
   /** The contents, row-major. */
   public float[] toArray() {
     float[] data = new float[size()];
-    SparsefacException.check(Native.sfac_dense_download(handle(), data));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_dense_download(self.address, data));
+    }
     return data;
   }
 
@@ -94,14 +106,18 @@ public final class DenseMatrix extends NativeHandle {
   public float[][] toRows() {
     long[] r = new long[1];
     long[] c = new long[1];
-    SparsefacException.check(Native.sfac_dense_get_shape(handle(), r, c));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_dense_get_shape(self.address, r, c));
+    }
     return Shapes.unflatten(toArray(), (int) r[0], (int) c[0]);
   }
 
   private int size() {
     long[] r = new long[1];
     long[] c = new long[1];
-    SparsefacException.check(Native.sfac_dense_get_shape(handle(), r, c));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_dense_get_shape(self.address, r, c));
+    }
     return Shapes.length(r[0] * c[0], "rows * cols");
   }
 }

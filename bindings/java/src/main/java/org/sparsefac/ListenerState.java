@@ -25,14 +25,14 @@ final class ListenerState extends NativeHandle {
     return new ListenerState(address);
   }
 
-  static long addressOf(ListenerState state) {
-    return NativeHandle.handleOf(state);
-  }
-
-  /** The exception of a failed native call, with what the listener threw (if any) as cause. */
-  static SparsefacException failure(int code, ListenerState state) {
+  /**
+   * The exception of a failed native call, with what the listener threw (if any) as cause. The
+   * caller holds {@code listener}, the lease of the state passed to that call.
+   */
+  static SparsefacException failure(int code, Lease listener) {
     String message = Native.sfac_last_error();
-    Throwable cause = state == null ? null : Native.sfac_java_listener_take_error(state.handle());
+    Throwable cause =
+        listener.address == 0 ? null : Native.sfac_java_listener_take_error(listener.address);
     return new SparsefacException(Status.of(code), message, cause);
   }
 }

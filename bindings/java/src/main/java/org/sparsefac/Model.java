@@ -14,13 +14,14 @@ public final class Model extends NativeHandle {
 
   /** Trains on {@code ratings} (users x items); the context's seed drives initialization. */
   public static Model train(Context ctx, SparseMatrix ratings, TrainOptions options) {
-    try (ListenerState state = ListenerState.of(options.listener())) {
-      long nativeOptions = options.toNative(state);
-      try {
+    try (ListenerState state = ListenerState.of(options.listener());
+        Lease listener = NativeHandle.leaseOf(state)) {
+      long nativeOptions = options.toNative(listener);
+      try (Lease c = ctx.lease(); Lease r = ratings.lease()) {
         long[] out = new long[1];
-        int code = Native.sfac_train(ctx.handle(), ratings.handle(), nativeOptions, out);
+        int code = Native.sfac_train(c.address, r.address, nativeOptions, out);
         if (code != sfac_status.SFAC_OK) {
-          throw ListenerState.failure(code, state);
+          throw ListenerState.failure(code, listener);
         }
         return new Model(out[0]);
       } finally {
@@ -35,17 +36,23 @@ public final class Model extends NativeHandle {
    */
   public static Model load(Context ctx, Path path) {
     long[] out = new long[1];
-    SparsefacException.check(Native.sfac_model_load(ctx.handle(), path.toString(), out));
+    try (Lease ctxL = ctx.lease()) {
+      SparsefacException.check(Native.sfac_model_load(ctxL.address, path.toString(), out));
+    }
     return new Model(out[0]);
   }
 
   public void save(Path path) {
-    SparsefacException.check(Native.sfac_model_save(handle(), path.toString()));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_save(self.address, path.toString()));
+    }
   }
 
   /** Writes LIBMF's text model format. */
   public void exportLibmf(Path path) {
-    SparsefacException.check(Native.sfac_model_export_libmf(handle(), path.toString()));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_export_libmf(self.address, path.toString()));
+    }
   }
 
   public int users() {
@@ -64,14 +71,18 @@ public final class Model extends NativeHandle {
     long[] u = new long[1];
     long[] i = new long[1];
     long[] k = new long[1];
-    SparsefacException.check(Native.sfac_model_get_shape(handle(), u, i, k));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_get_shape(self.address, u, i, k));
+    }
     return new int[] {Shapes.length(u[0], "users"), Shapes.length(i[0], "items"),
         Shapes.length(k[0], "rank")};
   }
 
   public Algorithm algorithm() {
     int[] out = new int[1];
-    SparsefacException.check(Native.sfac_model_get_algorithm(handle(), out));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_get_algorithm(self.address, out));
+    }
     return Algorithm.of(out[0]);
   }
 
@@ -79,7 +90,9 @@ public final class Model extends NativeHandle {
   public float[] userFactorsFlat() {
     int[] s = shape();
     float[] out = new float[Shapes.length((long) s[0] * s[2], "users * rank")];
-    SparsefacException.check(Native.sfac_model_get_user_factors(handle(), out));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_get_user_factors(self.address, out));
+    }
     return out;
   }
 
@@ -87,7 +100,9 @@ public final class Model extends NativeHandle {
   public float[] itemFactorsFlat() {
     int[] s = shape();
     float[] out = new float[Shapes.length((long) s[1] * s[2], "items * rank")];
-    SparsefacException.check(Native.sfac_model_get_item_factors(handle(), out));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_get_item_factors(self.address, out));
+    }
     return out;
   }
 
@@ -106,7 +121,9 @@ public final class Model extends NativeHandle {
     int[] s = shape();
     Shapes.requireLength(Objects.requireNonNull(factors, "factors"), s[0] * s[2], "factors",
         "users * rank");
-    SparsefacException.check(Native.sfac_model_set_user_factors(handle(), factors));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_set_user_factors(self.address, factors));
+    }
   }
 
   /** Replaces the item factors (items x rank finite floats, row-major). */
@@ -114,7 +131,9 @@ public final class Model extends NativeHandle {
     int[] s = shape();
     Shapes.requireLength(Objects.requireNonNull(factors, "factors"), s[1] * s[2], "factors",
         "items * rank");
-    SparsefacException.check(Native.sfac_model_set_item_factors(handle(), factors));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_set_item_factors(self.address, factors));
+    }
   }
 
   public void setUserFactors(float[][] factors) {
@@ -128,7 +147,9 @@ public final class Model extends NativeHandle {
   /** The biases, when the model was trained with them. */
   public Optional<Biases> biases() {
     int[] has = new int[1];
-    SparsefacException.check(Native.sfac_model_get_biases(handle(), has, null, null, null));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_get_biases(self.address, has, null, null, null));
+    }
     if (has[0] == 0) {
       return Optional.empty();
     }
@@ -136,7 +157,9 @@ public final class Model extends NativeHandle {
     float[] mean = new float[1];
     float[] user = new float[s[0]];
     float[] item = new float[s[1]];
-    SparsefacException.check(Native.sfac_model_get_biases(handle(), has, mean, user, item));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_get_biases(self.address, has, mean, user, item));
+    }
     return Optional.of(new Biases(mean[0], user, item));
   }
 
@@ -146,8 +169,10 @@ public final class Model extends NativeHandle {
     Objects.requireNonNull(items, "items");
     Shapes.requireLength(items, users.length, "items", "one per user");
     float[] scores = new float[users.length];
-    SparsefacException.check(
-        Native.sfac_model_predict(handle(), users.length, users, items, scores));
+    try (Lease self = lease()) {
+      SparsefacException.check(
+          Native.sfac_model_predict(self.address, users.length, users, items, scores));
+    }
     return scores;
   }
 
@@ -159,7 +184,10 @@ public final class Model extends NativeHandle {
   public Evaluation evaluate(SparseMatrix ratings) {
     double[] rmse = new double[1];
     double[] mae = new double[1];
-    SparsefacException.check(Native.sfac_model_evaluate(handle(), ratings.handle(), rmse, mae));
+    try (Lease ratingsL = ratings.lease(); Lease self = lease()) {
+      SparsefacException.check(
+          Native.sfac_model_evaluate(self.address, ratingsL.address, rmse, mae));
+    }
     return new Evaluation(rmse[0], mae[0]);
   }
 
@@ -172,8 +200,11 @@ public final class Model extends NativeHandle {
     double[] r = new double[1];
     double[] n = new double[1];
     double[] m = new double[1];
-    SparsefacException.check(Native.sfac_model_ranking_metrics(handle(),
-        NativeHandle.handleOf(exclude), test.handle(), k, p, r, n, m));
+    try (Lease excludeL = NativeHandle.leaseOf(exclude); Lease testL = test.lease();
+        Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_ranking_metrics(self.address,
+          excludeL.address, testL.address, k, p, r, n, m));
+    }
     return new RankingMetrics(k, p[0], r[0], n[0], m[0]);
   }
 
@@ -197,9 +228,11 @@ public final class Model extends NativeHandle {
     int slots = topSlots(users.length, n);
     int[] items = new int[slots];
     float[] scores = new float[slots];
-    SparsefacException.check(Native.sfac_model_recommend(handle(), users.length, users, n,
-        NativeHandle.handleOf(exclude), allowedItems == null ? 0 : allowedItems.length,
-        allowedItems, items, scores));
+    try (Lease excludeL = NativeHandle.leaseOf(exclude); Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_recommend(self.address, users.length, users, n,
+          excludeL.address, allowedItems == null ? 0 : allowedItems.length,
+          allowedItems, items, scores));
+    }
     return split(users, n, items, scores);
   }
 
@@ -213,8 +246,10 @@ public final class Model extends NativeHandle {
     int slots = topSlots(items.length, n);
     int[] outItems = new int[slots];
     float[] scores = new float[slots];
-    SparsefacException.check(
-        Native.sfac_model_similar_items(handle(), items.length, items, n, outItems, scores));
+    try (Lease self = lease()) {
+      SparsefacException.check(
+          Native.sfac_model_similar_items(self.address, items.length, items, n, outItems, scores));
+    }
     return split(items, n, outItems, scores);
   }
 
@@ -259,9 +294,13 @@ public final class Model extends NativeHandle {
     float[] factors = new float[rank()];
     float[] bias = {Float.NaN};
     int[] has = new int[1];
-    SparsefacException.check(Native.sfac_model_get_biases(handle(), has, null, null, null));
-    SparsefacException.check(Native.sfac_model_recalculate_user(handle(), user, items.length,
-        items, ratings, factors, bias));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_get_biases(self.address, has, null, null, null));
+    }
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_model_recalculate_user(self.address, user, items.length,
+          items, ratings, factors, bias));
+    }
     return new FoldIn(factors, has[0] != 0 ? bias[0] : Float.NaN);
   }
 }

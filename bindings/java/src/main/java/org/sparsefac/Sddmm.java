@@ -1,6 +1,7 @@
 package org.sparsefac;
 
 import java.util.Objects;
+import org.sparsefac.NativeHandle.Lease;
 
 /**
  * Sampled dense-dense matrix multiplication: at every nonzero (i, j) of S, with
@@ -58,15 +59,19 @@ public final class Sddmm {
     /** What AUTO resolved to. */
     public Algorithm algorithm() {
       int[] out = new int[1];
-      SparsefacException.check(Native.sfac_sddmm_plan_get_algorithm(handle(), out));
+      try (Lease self = lease()) {
+        SparsefacException.check(Native.sfac_sddmm_plan_get_algorithm(self.address, out));
+      }
       return Algorithm.of(out[0]);
     }
   }
 
   public static Plan plan(Context ctx, SparseMatrix pattern, long k, Algorithm algorithm) {
     long[] out = new long[1];
-    SparsefacException.check(
-        Native.sfac_sddmm_plan_create(ctx.handle(), pattern.handle(), k, algorithm.code, out));
+    try (Lease ctxL = ctx.lease(); Lease patternL = pattern.lease()) {
+      SparsefacException.check(
+          Native.sfac_sddmm_plan_create(ctxL.address, patternL.address, k, algorithm.code, out));
+    }
     return new Plan(out[0]);
   }
 
@@ -74,8 +79,11 @@ public final class Sddmm {
   public static void compute(Context ctx, Mode mode, float alpha, DenseMatrix a, DenseMatrix b,
       SparseMatrix s, float beta, SparseMatrix p, Plan plan) {
     Objects.requireNonNull(mode, "mode");
-    SparsefacException.check(Native.sfac_sddmm(ctx.handle(), mode.code, alpha, a.handle(),
-        b.handle(), s.handle(), beta, p.handle(), NativeHandle.handleOf(plan)));
+    try (Lease ctxL = ctx.lease(); Lease aL = a.lease(); Lease bL = b.lease();
+        Lease sL = s.lease(); Lease pL = p.lease(); Lease planL = NativeHandle.leaseOf(plan)) {
+      SparsefacException.check(Native.sfac_sddmm(ctxL.address, mode.code, alpha, aL.address,
+          bL.address, sL.address, beta, pL.address, planL.address));
+    }
   }
 
   /** A new matrix P with S's pattern and P_ij = f(A B^T, S) (alpha 1, beta 0). */

@@ -53,8 +53,10 @@ public final class SparseMatrix extends NativeHandle {
       Shapes.requireLength(values, nnz, "values", "one per rowIndices entry");
     }
     long[] out = new long[1];
-    SparsefacException.check(Native.sfac_sparse_create_coo(ctx.handle(), rows, cols, nnz,
-        rowIndices, colIndices, values, duplicates.flag, out));
+    try (Lease ctxL = ctx.lease()) {
+      SparsefacException.check(Native.sfac_sparse_create_coo(ctxL.address, rows, cols, nnz,
+          rowIndices, colIndices, values, duplicates.flag, out));
+    }
     return adopt(out);
   }
 
@@ -90,10 +92,13 @@ public final class SparseMatrix extends NativeHandle {
       }
     } // else: the library rejects the offsets with its own message
     long[] out = new long[1];
-    long c = ctx.handle();
-    SparsefacException.check(byRow
-            ? Native.sfac_sparse_create_csr(c, rows, cols, offsets, indices, values, 0, out)
-            : Native.sfac_sparse_create_csc(c, rows, cols, offsets, indices, values, 0, out));
+    try (Lease c = ctx.lease()) {
+      SparsefacException.check(byRow
+              ? Native.sfac_sparse_create_csr(
+                  c.address, rows, cols, offsets, indices, values, 0, out)
+              : Native.sfac_sparse_create_csc(
+                  c.address, rows, cols, offsets, indices, values, 0, out));
+    }
     return adopt(out);
   }
 
@@ -104,8 +109,10 @@ public final class SparseMatrix extends NativeHandle {
   public static SparseMatrix read(Context ctx, Path path, FileFormat format,
       ReadOption... options) {
     long[] out = new long[1];
-    SparsefacException.check(Native.sfac_read_sparse(ctx.handle(), path.toString(), format.code,
-        ReadOption.flags(options), out, null, null));
+    try (Lease ctxL = ctx.lease()) {
+      SparsefacException.check(Native.sfac_read_sparse(ctxL.address, path.toString(), format.code,
+          ReadOption.flags(options), out, null, null));
+    }
     return adopt(out);
   }
 
@@ -115,8 +122,10 @@ public final class SparseMatrix extends NativeHandle {
     long[] out = new long[1];
     long[] rowMap = new long[1];
     long[] colMap = new long[1];
-    SparsefacException.check(Native.sfac_read_sparse(ctx.handle(), path.toString(), format.code,
-        ReadOption.flags(options) | sfac_read_flags.SFAC_READ_REMAP_IDS, out, rowMap, colMap));
+    try (Lease ctxL = ctx.lease()) {
+      SparsefacException.check(Native.sfac_read_sparse(ctxL.address, path.toString(), format.code,
+          ReadOption.flags(options) | sfac_read_flags.SFAC_READ_REMAP_IDS, out, rowMap, colMap));
+    }
     SparseMatrix matrix = adopt(out);
     try {
       IdMap rows;
@@ -135,7 +144,9 @@ public final class SparseMatrix extends NativeHandle {
 
   /** Writes a Matrix Market "coordinate real general" file in full float precision. */
   public void writeMatrixMarket(Path path) {
-    SparsefacException.check(Native.sfac_write_matrix_market(handle(), path.toString()));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_write_matrix_market(self.address, path.toString()));
+    }
   }
 
   /** A matrix with this pattern and its own values (row-major order); null = zeros. */
@@ -144,7 +155,9 @@ public final class SparseMatrix extends NativeHandle {
       Shapes.requireLength(values, nnzInt(), "values", "nnz of the pattern");
     }
     long[] out = new long[1];
-    SparsefacException.check(Native.sfac_sparse_create_like(handle(), values, out));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_sparse_create_like(self.address, values, out));
+    }
     return adopt(out);
   }
 
@@ -164,7 +177,9 @@ public final class SparseMatrix extends NativeHandle {
     long[] r = new long[1];
     long[] c = new long[1];
     long[] n = new long[1];
-    SparsefacException.check(Native.sfac_sparse_get_shape(handle(), r, c, n));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_sparse_get_shape(self.address, r, c, n));
+    }
     return new long[] {r[0], c[0], n[0]};
   }
 
@@ -176,8 +191,11 @@ public final class SparseMatrix extends NativeHandle {
   public Coo toCoo() {
     int nnz = nnzInt();
     Coo coo = new Coo(new int[nnz], new int[nnz], new float[nnz]);
-    SparsefacException.check(
-        Native.sfac_sparse_download_coo(handle(), coo.rowIndices, coo.colIndices, coo.values));
+    try (Lease self = lease()) {
+      SparsefacException.check(
+          Native.sfac_sparse_download_coo(
+              self.address, coo.rowIndices, coo.colIndices, coo.values));
+    }
     return coo;
   }
 
@@ -186,8 +204,10 @@ public final class SparseMatrix extends NativeHandle {
     int nnz = Shapes.length(s[2], "nnz");
     Compressed csr = new Compressed(
         new long[Shapes.length(s[0] + 1, "rows + 1")], new int[nnz], new float[nnz]);
-    SparsefacException.check(
-        Native.sfac_sparse_download_csr(handle(), csr.offsets, csr.indices, csr.values));
+    try (Lease self = lease()) {
+      SparsefacException.check(
+          Native.sfac_sparse_download_csr(self.address, csr.offsets, csr.indices, csr.values));
+    }
     return csr;
   }
 
@@ -197,15 +217,19 @@ public final class SparseMatrix extends NativeHandle {
     int nnz = Shapes.length(s[2], "nnz");
     Compressed csc = new Compressed(
         new long[Shapes.length(s[1] + 1, "cols + 1")], new int[nnz], new float[nnz]);
-    SparsefacException.check(
-        Native.sfac_sparse_download_csc(handle(), csc.offsets, csc.indices, csc.values));
+    try (Lease self = lease()) {
+      SparsefacException.check(
+          Native.sfac_sparse_download_csc(self.address, csc.offsets, csc.indices, csc.values));
+    }
     return csc;
   }
 
   /** The values in row-major order. */
   public float[] values() {
     float[] values = new float[nnzInt()];
-    SparsefacException.check(Native.sfac_sparse_download_coo(handle(), null, null, values));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_sparse_download_coo(self.address, null, null, values));
+    }
     return values;
   }
 
@@ -213,6 +237,8 @@ public final class SparseMatrix extends NativeHandle {
   public void setValues(float[] values) {
     Objects.requireNonNull(values, "values");
     Shapes.requireLength(values, nnzInt(), "values", "nnz");
-    SparsefacException.check(Native.sfac_sparse_set_values(handle(), values));
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_sparse_set_values(self.address, values));
+    }
   }
 }

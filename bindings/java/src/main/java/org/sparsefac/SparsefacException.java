@@ -2,8 +2,9 @@ package org.sparsefac;
 
 /**
  * A libsparsefac call failed. {@link #status()} says why; {@link #getMessage()} is the library's
- * own message (it names the offending argument, index or file line). When an {@link EpochListener} threw, the
- * status is {@link Status#CALLBACK} and the listener's exception is the cause.
+ * own message (it names the offending argument, index or file line). When an
+ * {@link EpochListener} threw, the status is {@link Status#CALLBACK} and the listener's exception
+ * is the cause.
  */
 public class SparsefacException extends RuntimeException {
   private static final long serialVersionUID = 1L;

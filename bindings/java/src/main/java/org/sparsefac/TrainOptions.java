@@ -3,6 +3,7 @@ package org.sparsefac;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import org.sparsefac.NativeHandle.Lease;
 
 /**
  * Immutable training settings. Options left unset keep the library's defaults for the algorithm
@@ -83,8 +84,10 @@ public final class TrainOptions {
             e.getValue()));
       }
       if (validation != null) {
-        SparsefacException.check(
-            Native.sfac_train_options_set_validation(options, validation.handle()));
+        // The native options keep the matrix alive from here on.
+        try (Lease v = validation.lease()) {
+          SparsefacException.check(Native.sfac_train_options_set_validation(options, v.address));
+        }
       }
       return options;
     } catch (RuntimeException e) {
@@ -93,10 +96,13 @@ public final class TrainOptions {
     }
   }
 
-  /** Native options with the listener's state attached (null state: none). */
-  long toNative(ListenerState state) {
+  /**
+   * Native options with a listener's state attached (address 0: none); they hold its address, so
+   * the caller keeps the lease for as long as the options or what is made from them may call it.
+   */
+  long toNative(Lease listener) {
     long options = toNative();
-    int code = Native.sfac_train_options_set_callback(options, ListenerState.addressOf(state));
+    int code = Native.sfac_train_options_set_callback(options, listener.address);
     if (code != sfac_status.SFAC_OK) {
       SparsefacException e = SparsefacException.fromNative(code, null);
       Native.sfac_train_options_destroy(options);

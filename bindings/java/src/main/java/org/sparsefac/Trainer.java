@@ -1,5 +1,7 @@
 package org.sparsefac;
 
+import org.sparsefac.NativeHandle.Lease;
+
 /**
  * Step-wise training for callers that own the loop: run some epochs, look at the loss, take a
  * snapshot {@link Model}, run more. Keeps the ratings (and the listener) alive until closed.
@@ -16,13 +18,13 @@ public final class Trainer implements AutoCloseable {
 
   public Trainer(Context ctx, SparseMatrix ratings, TrainOptions options) {
     ListenerState state = ListenerState.of(options.listener());
-    try {
-      long nativeOptions = options.toNative(state);
-      try {
+    try (Lease l = NativeHandle.leaseOf(state)) {
+      long nativeOptions = options.toNative(l);
+      try (Lease c = ctx.lease(); Lease r = ratings.lease()) {
         long[] out = new long[1];
-        int code = Native.sfac_trainer_create(ctx.handle(), ratings.handle(), nativeOptions, out);
+        int code = Native.sfac_trainer_create(c.address, r.address, nativeOptions, out);
         if (code != sfac_status.SFAC_OK) {
-          throw ListenerState.failure(code, state);
+          throw ListenerState.failure(code, l);
         }
         this.trainer = new Handle(out[0]);
       } finally {
@@ -42,12 +44,14 @@ public final class Trainer implements AutoCloseable {
    * number of epochs run so far.
    */
   public int run(int epochs) {
-    int[] done = new int[1];
-    int code = Native.sfac_trainer_run(trainer.handle(), epochs, done);
-    if (code != sfac_status.SFAC_OK) {
-      throw ListenerState.failure(code, listener);
+    try (Lease t = trainer.lease(); Lease l = NativeHandle.leaseOf(listener)) {
+      int[] done = new int[1];
+      int code = Native.sfac_trainer_run(t.address, epochs, done);
+      if (code != sfac_status.SFAC_OK) {
+        throw ListenerState.failure(code, l);
+      }
+      return done[0];
     }
-    return done[0];
   }
 
   /** Epochs run so far. */
@@ -58,14 +62,18 @@ public final class Trainer implements AutoCloseable {
   /** The objective after the last epoch (per rating, regularization included); NaN before. */
   public double loss() {
     double[] out = new double[1];
-    SparsefacException.check(Native.sfac_trainer_get_loss(trainer.handle(), out));
+    try (Lease t = trainer.lease()) {
+      SparsefacException.check(Native.sfac_trainer_get_loss(t.address, out));
+    }
     return out[0];
   }
 
   /** An independent snapshot of the current factors. */
   public Model model() {
     long[] out = new long[1];
-    SparsefacException.check(Native.sfac_trainer_get_model(trainer.handle(), out));
+    try (Lease t = trainer.lease()) {
+      SparsefacException.check(Native.sfac_trainer_get_model(t.address, out));
+    }
     return new Model(out[0]);
   }
 
@@ -76,7 +84,8 @@ public final class Trainer implements AutoCloseable {
   @Override
   public void close() {
     trainer.close();
-    // The trainer held the listener's address: free it only once the trainer is gone.
+    // The native trainer holds the listener's address; a run still in progress on another thread
+    // holds leases on both, so neither is freed before it returns.
     if (listener != null) {
       listener.close();
     }

@@ -98,6 +98,49 @@ class LifecycleTest {
   }
 
   @Test
+  void closingWhatARunningCallUsesRetiresItAfterTheCall() {
+    try (Data.Synthetic data = synthetic()) {
+      Context ctx = Context.cpu(1, 3);
+      SparseMatrix ratings = data.ratings().withValues(data.ratings().values());
+      Trainer[] trainer = new Trainer[1];
+      int[] epochs = {0};
+      // The listener closes the context, the ratings and the trainer itself mid-run: the run
+      // finishes its epoch with them, and only later uses fail.
+      TrainOptions options = TrainOptions.builder(Algorithm.ALS).rank(2).listener(e -> {
+        epochs[0]++;
+        ctx.close();
+        ratings.close();
+        trainer[0].close();
+        return true;
+      }).build();
+      trainer[0] = new Trainer(ctx, ratings, options);
+      assertEquals(1, trainer[0].run(1));
+      assertEquals(1, epochs[0]);
+      assertTrue(trainer[0].isClosed() && ratings.isClosed() && ctx.isClosed());
+      assertThrows(IllegalStateException.class, () -> trainer[0].run(1));
+      assertThrows(IllegalStateException.class, ratings::nnz);
+
+      // The same with one-shot training: the model still comes back.
+      SparseMatrix again = data.ratings().withValues(null);
+      try (Context live = Context.cpu(1, 3);
+          Model m = Model.train(live, again, TrainOptions.builder(Algorithm.ALS).rank(2)
+                                                 .iterations(2).listener(e -> {
+                                                   again.close();
+                                                   return true;
+                                                 }).build())) {
+        assertEquals(2, m.rank());
+      }
+      assertTrue(again.isClosed());
+    }
+  }
+
+  private static Data.Synthetic synthetic() {
+    try (Context ctx = Context.cpu(1, 0)) {
+      return Data.synthesize(ctx, Data.Feedback.EXPLICIT, 30, 20, 200, 2, 0.1, 0.0);
+    }
+  }
+
+  @Test
   void outputsAreCopiesAndInputsAreCopiedIn() {
     try (Context ctx = Context.cpu(1, 0)) {
       float[] values = {1f, 2f};
