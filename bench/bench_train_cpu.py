@@ -27,8 +27,11 @@ Timing (wall clock, time.perf_counter, per epoch). The table reports the median 
 that ran while other processes used less than 0.25 cores (from /proc/stat minus this process's
 own CPU time, sampled at every epoch boundary); when none did, the median of all of epochs 2..N,
 marked "(disturbed)". Every epoch's time and load are printed to stderr and kept in --json.
-  * ours: sfac_trainer_run(trainer, 1) per epoch. One call runs the epoch AND the training-loss
-    pass the library always computes after it; nothing is subtracted.
+The "CPU s/epoch" column is the median over epochs 2..N (disturbed ones included) of this
+process's CPU time (all its threads, os.times) between the same epoch boundaries: on a shared
+machine it moves far less with others' load than wall time, so it serves A/B comparisons there.
+  * ours: sfac_trainer_run(trainer, 1) per epoch. One call runs the epoch and the library's
+    divergence check (no loss pass without a callback); nothing is subtracted.
   * implicit: its fit() callback, which receives time.time() - s with s taken at the start of
     each iteration (both half-sweeps; training loss off, implicit's default).
   * LIBMF: the binding's fit() runs all iterations in one C call, and LIBMF prints one line per
@@ -355,14 +358,16 @@ def run_ours(sf, data, train, values, algo, solver, epochs):
             sf("sfac_train_options_set_int", opt, OPT_ALS_SOLVER, solver)
         sf("sfac_trainer_create", ctx, mat, opt, ctypes.byref(tr))
         setup = time.perf_counter() - t0
-        times, others = [], []
+        times, others, cpu = [], [], []
         done = ctypes.c_int()
         for _ in range(epochs):
             a = cpu_sample()
             t = time.perf_counter()
             sf("sfac_trainer_run", tr, 1, ctypes.byref(done))
             times.append(time.perf_counter() - t)
-            others.append(others_between(a, cpu_sample()))
+            b = cpu_sample()
+            others.append(others_between(a, b))
+            cpu.append(b[2] - a[2])
         total = time.perf_counter() - t0
         sf("sfac_trainer_get_model", tr, ctypes.byref(model))
         x = np.empty((n_users, k), np.float32)
@@ -375,7 +380,8 @@ def run_ours(sf, data, train, values, algo, solver, epochs):
                         ("sfac_context_destroy", ctx)):
             if h.value:
                 sf(name, h)
-    return {"epoch_s": times, "epoch_others": others, "setup_s": setup, "total_s": total}, x, y
+    return ({"epoch_s": times, "epoch_others": others, "epoch_cpu_s": cpu, "setup_s": setup,
+             "total_s": total}, x, y)
 
 
 # ---- implicit ----------------------------------------------------------------------------------
@@ -403,8 +409,10 @@ def run_implicit(data, train, use_cg, epochs):
     total = time.perf_counter() - t0
     # The first interval also holds fit()'s setup (transpose, initialization).
     others = [others_between(a, b) for a, b in zip([start] + samples[:-1], samples)]
-    return ({"epoch_s": times, "epoch_others": others, "setup_s": total - sum(times),
-             "total_s": total},
+    # The process CPU time between callbacks; it includes the callback's own few milliseconds.
+    cpu = [b[2] - a[2] for a, b in zip([start] + samples[:-1], samples)]
+    return ({"epoch_s": times, "epoch_others": others, "epoch_cpu_s": cpu,
+             "setup_s": total - sum(times), "total_s": total},
             np.asarray(model.user_factors), np.asarray(model.item_factors))
 
 
@@ -479,11 +487,13 @@ def libmf_fit(cdll, triplets, epochs):
     stamps = [t[0] for t in samples]
     times = list(np.diff(stamps))
     others = [others_between(a, b) for a, b in zip(samples[:-1], samples[1:])]
+    cpu = [b[2] - a[2] for a, b in zip(samples[:-1], samples[1:])]
     m, n, k = model.m, model.n, model.k
     p = np.ctypeslib.as_array(model.P, shape=(m * k,)).reshape(m, k).copy()
     q = np.ctypeslib.as_array(model.Q, shape=(n * k,)).reshape(n, k).copy()
     first = stamps[0] - t0  # setup + iteration 1, inseparable
     return ({"epoch_s": [float("nan")] + times, "epoch_others": [float("nan")] + others,
+             "epoch_cpu_s": [float("nan")] + cpu,
              "setup_plus_first_s": first, "total_s": total,
              "log": [s for _, s in out.lines]}, p, q, float(model.b))
 
@@ -567,6 +577,13 @@ def med(res):
     return (float(np.median(use)) if use else float("nan")), len(use), bool(clean)
 
 
+def med_cpu(res):
+    """Median process CPU seconds (all threads) of epochs 2..N, disturbed epochs included: on a
+    shared machine it moves much less with others' load than wall time does."""
+    use = [c for c in res["epoch_cpu_s"][1:] if c == c]
+    return float(np.median(use)) if use else float("nan")
+
+
 def main():
     runs = [r.strip() for r in ARGS.runs.split(",") if r.strip()]
     for r in runs:
@@ -602,15 +619,16 @@ def main():
     def record(library, algorithm, res, quality, load, peer=None):
         median, used, clean = med(res)
         row = {"library": library, "algorithm": algorithm, "k": ARGS.k, "threads": ARGS.threads,
-               "median_s": median, "epochs_used": used, "clean": clean,
+               "median_s": median, "epochs_used": used, "clean": clean, "cpu_s": med_cpu(res),
                "e2e_per_epoch_s": res["total_s"] / ARGS.epochs,
                "quality": quality, "peer": peer, **load, **res}
         results.append(row)
-        log("  %-10s %-28s median %.3f s/epoch over %d %s epochs (epochs %s; others' cores %s), "
-            "end-to-end %.2f s, %s, other load %.2f cores, loadavg %.2f"
+        log("  %-10s %-28s median %.3f s/epoch over %d %s epochs (epochs %s; others' cores %s; "
+            "CPU s %s), end-to-end %.2f s, %s, other load %.2f cores, loadavg %.2f"
             % (library, algorithm, median, used, "clean" if clean else "DISTURBED",
                " ".join("%.3f" % x for x in res["epoch_s"]),
-               " ".join("%.2f" % x for x in res["epoch_others"]), res["total_s"], quality,
+               " ".join("%.2f" % x for x in res["epoch_others"]),
+               " ".join("%.2f" % x for x in res["epoch_cpu_s"]), res["total_s"], quality,
                load["other_cores"], load["loadavg1"]))
         return row
 
@@ -682,17 +700,18 @@ def main():
           "RMSE %.2f\n" % (data["users"], data["items"], nnz, ARGS.scale, ARGS.k, ARGS.threads,
                            ARGS.epochs, ARGS.epochs, ARGS.noise))
     print("| library | algorithm | k | threads | s/epoch (median) | e2e s/epoch | ratio ours/peer "
-          "(median; e2e) | quality | load: others' cores over the run; loadavg at start |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "(median; e2e) | CPU s/epoch (median) | quality | load: others' cores over the run; "
+          "loadavg at start |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         ratio = ("%.2f; %.2f (vs %s)" % (r["ratio"], r["ratio_e2e"], r["peer"])
                  if r.get("ratio") else ("-" if r["library"] != "sparsefac" else "no peer"))
         if r.get("ratio_simd"):
             ratio += "; %.2f vs libmf-simd" % r["ratio_simd"]
-        print("| %s | %s | %d | %d | %.3f%s | %.3f | %s | %s | %.2f; %.2f |"
+        print("| %s | %s | %d | %d | %.3f%s | %.3f | %s | %.2f | %s | %.2f; %.2f |"
               % (r["library"], r["algorithm"], r["k"], r["threads"], r["median_s"],
-                 "" if r["clean"] else " (disturbed)", r["e2e_per_epoch_s"], ratio, r["quality"],
-                 r["other_cores"], r["loadavg1"]))
+                 "" if r["clean"] else " (disturbed)", r["e2e_per_epoch_s"], ratio, r["cpu_s"],
+                 r["quality"], r["other_cores"], r["loadavg1"]))
     if ARGS.json:
         with open(ARGS.json, "w") as f:
             json.dump({"args": vars(ARGS), "versions": versions, "nnz": int(nnz),
