@@ -158,6 +158,13 @@ save_model <- function(model, path) {
   invisible(path)
 }
 
+export_libmf <- function(model, path) {
+  ptr <- model_ptr(model)
+  check_path(path)
+  sfac_ok(native_model_export_libmf(ptr, path.expand(path)), "export_libmf")
+  invisible(path)
+}
+
 load_model <- function(path, ctx = default_context()) {
   if (!is.character(path) || length(path) != 1L || is.na(path)) {
     sfac_abort("'path' must be a single file name")

@@ -86,6 +86,25 @@ sparse_triplets <- function(m) {
   list(i = out[[1L]] + 1L, j = out[[2L]] + 1L, x = out[[3L]])
 }
 
+as_dgCMatrix <- function(x) {
+  if (!inherits(x, "sfac_matrix")) sfac_abort("'x' must be an sfac_matrix")
+  as_dgc(x)
+}
+
+write_matrix_market <- function(x, path, ctx = default_context()) {
+  check_path(path)
+  m <- as_sparse_arg(x, ctx, "x")
+  on.exit(if (!is.null(m$temp)) close(m$temp))
+  sfac_ok(native_write_matrix_market(m$ptr, path.expand(path)), "write_matrix_market")
+  invisible(path)
+}
+
+check_path <- function(path) {
+  if (!is.character(path) || length(path) != 1L || is.na(path)) {
+    sfac_abort("'path' must be a single file name")
+  }
+}
+
 as_dgc <- function(m) {
   t <- sparse_triplets(m)
   sparseMatrix(i = t$i, j = t$j, x = t$x, dims = c(m$nrow, m$ncol))

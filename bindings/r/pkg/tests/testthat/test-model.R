@@ -78,3 +78,22 @@ test_that("print and summary describe the model", {
   expect_output(print(d$ctx), "cpu")
   expect_output(print(sfac_sparse(d$train, d$ctx)), "400 x 300")
 })
+
+test_that("Matrix Market and LIBMF files round-trip the values", {
+  ctx <- sfac_context("cpu", seed = 2)
+  r <- synthesize_ratings(40, 30, 300, rank = 2, ctx = ctx)
+  path <- tempfile(fileext = ".mtx")
+  on.exit(unlink(path))
+  write_matrix_market(r, path, ctx = ctx)
+  back <- sfac_read_sparse(path, ctx)
+  expect_equal(dim(back), c(40, 30))
+  expect_identical(as_dgCMatrix(back), r)
+
+  m <- als(r, rank = 2, iterations = 2, ctx = ctx)
+  libmf <- tempfile(fileext = ".txt")
+  on.exit(unlink(libmf), add = TRUE)
+  export_libmf(m, libmf)
+  lines <- readLines(libmf)
+  p0 <- strsplit(grep("^p0 ", lines, value = TRUE), " ")[[1]]
+  expect_equal(as.numeric(p0[-(1:2)]), user_factors(m)[1, ], tolerance = 1e-5)
+})
