@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 prepare() {
   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPARSEFAC_CUDA=ON \
-    -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build-cuda --parallel 2 || exit 1
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DSPARSEFAC_BINDINGS=OFF && cmake --build build-cuda --parallel 2 || exit 1
   rm -rf .carry && mkdir -p .carry/lib .carry/bin
   for lib in liblapacke.so.3 libopenblas.so.0 libblas.so.3 liblapack.so.3 libtmglib.so.3 \
     libgfortran.so.5 libquadmath.so.0 libgomp.so.1; do
@@ -17,6 +17,7 @@ prepare() {
   done
   cp -L build-cuda/libsparsefac.so.0 .carry/lib/
   cp build-cuda/tests/sparsefac_tests .carry/bin/
+  cp build-cuda/bench/bench_sddmm_cuda .carry/bin/
   du -sh .carry
 }
 

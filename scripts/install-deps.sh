@@ -36,6 +36,12 @@ fi
 # PyPI packages of the Python binding's tests; pip is quick when they are already present.
 install_pip() {
   [[ ${#pip_files[@]} -eq 0 ]] && return 0
+  # Debian's own python3 refuses pip (PEP 668) and gets these modules from apt
+  # (bindings/python/apt-packages.txt); other interpreters (pyenv) get them from PyPI.
+  if python3 -c 'import numpy, scipy, pytest, setuptools, wheel' 2>/dev/null; then
+    echo "install-deps: python modules of ${pip_files[*]} present"
+    return 0
+  fi
   local args=()
   for f in "${pip_files[@]}"; do args+=(-r "$f"); done
   if python3 -m pip install --disable-pip-version-check -q "${args[@]}"; then

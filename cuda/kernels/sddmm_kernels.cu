@@ -63,12 +63,18 @@ __global__ void sddmm_nnz_split(SddmmArgs args) {
 }
 
 // Groups of G lanes per nonzero, V 16-byte vectors per lane, 32/G nonzeros per warp step.
-// Consecutive nonzeros of a chunk mostly share a row, so a group keeps its slice of A_i in
-// registers and reloads it only when the row changes; B_j is read with 16-byte loads coalesced
-// across the group. (Unrolling several nonzeros per step measured slower: docs/perf-notes.md.)
-template <typename T, int G, int V>
+// A warp takes its nonzeros 32 at a time: lane t loads column and row of nonzero t in one
+// coalesced access (so the index loads are not a dependent step before every B load), groups
+// fetch them by shuffle, U steps of B loads are issued before any is used (loads in flight
+// hide L2 latency), and the 32 results are shuffled back to lane t and stored coalesced.
+// Consecutive nonzeros mostly share a row, so a group keeps its slice of A_i in registers and
+// reloads it only when the row changes. Measured 10-30% faster than one nonzero per group
+// step with per-nonzero index loads (docs/perf-notes.md).
+template <typename T, int G, int V, int U>
 __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t chunk) {
-  constexpr int kGroups = kWarp / G;
+  constexpr int kGroups = kWarp / G;  // nonzeros per step
+  constexpr int kSteps = G;           // steps per 32 nonzeros
+  static_assert(kSteps % U == 0, "U must divide the steps per 32 nonzeros");
   const int lane = threadIdx.x % kWarp;
   const int group = lane / G, slot = lane % G;
   const unsigned mask = G == kWarp ? 0xffffffffu : (((1u << G) - 1u) << (group * G));
@@ -77,30 +83,56 @@ __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t ch
   const auto* b = static_cast<const T*>(args.b);
   const int64_t warps = int64_t{gridDim.x} * (blockDim.x / kWarp);
   uint4 av[V];
-  int64_t cached_row = -1;
+  int cached_row = -1;
   for (int64_t begin = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarp * chunk;
        begin < args.nnz; begin += warps * chunk) {
     const int64_t end = min(begin + chunk, args.nnz);
-    for (int64_t e = begin + group; e < end; e += kGroups) {
-      const int64_t i = args.row_of[e];
-      if (i != cached_row) {
+    for (int64_t base = begin; base < end; base += kWarp) {
+      const int64_t e = base + lane;
+      const bool valid = e < end;
+      // Past the end a lane reads column 0 (a valid B row) and row -1 (never computed).
+      const int my_col = valid ? __ldg(args.cols + e) : 0;
+      const int my_row = valid ? __ldg(args.row_of + e) : -1;
+      float result = 0.0f;
 #pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const int64_t t = slot + int64_t{v} * G;
-          av[v] = t < vecs ? load_vec(a + i * args.k, t) : make_uint4(0, 0, 0, 0);
+      for (int s0 = 0; s0 < kSteps; s0 += U) {
+        uint4 bv[U][V];
+        int rows[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int j = (s0 + u) * kGroups + group;
+          const int col = __shfl_sync(0xffffffffu, my_col, j);
+          rows[u] = __shfl_sync(0xffffffffu, my_row, j);
+          const T* bj = b + int64_t{col} * args.k;
+#pragma unroll
+          for (int v = 0; v < V; ++v) {
+            const int64_t t = slot + int64_t{v} * G;
+            bv[u][v] = t < vecs ? load_vec(bj, t) : make_uint4(0, 0, 0, 0);
+          }
         }
-        cached_row = i;
-      }
-      const T* bj = b + int64_t{args.cols[e]} * args.k;
-      float acc = 0.0f;
 #pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const int64_t t = slot + int64_t{v} * G;
-        if (t < vecs) acc += Elem<T>::dot(av[v], load_vec(bj, t));
-      }
+        for (int u = 0; u < U; ++u) {
+          if (rows[u] != cached_row && rows[u] >= 0) {
 #pragma unroll
-      for (int offset = G / 2; offset > 0; offset /= 2) acc += __shfl_xor_sync(mask, acc, offset);
-      if (slot == 0) store(args, e, acc);
+            for (int v = 0; v < V; ++v) {
+              const int64_t t = slot + int64_t{v} * G;
+              av[v] =
+                  t < vecs ? load_vec(a + int64_t{rows[u]} * args.k, t) : make_uint4(0, 0, 0, 0);
+            }
+            cached_row = rows[u];
+          }
+          float acc = 0.0f;
+#pragma unroll
+          for (int v = 0; v < V; ++v) acc += Elem<T>::dot(av[v], bv[u][v]);
+#pragma unroll
+          for (int offset = G / 2; offset > 0; offset /= 2)
+            acc += __shfl_xor_sync(mask, acc, offset);
+          // Lane t keeps nonzero t: computed at step t / kGroups by group t % kGroups.
+          const float got = __shfl_sync(0xffffffffu, acc, (lane % kGroups) * G);
+          if (lane / kGroups == s0 + u) result = got;
+        }
+      }
+      if (valid) store(args, e, result);
     }
   }
 }
@@ -121,18 +153,19 @@ int grid_for(int64_t warps_wanted) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, 65536)));
 }
 
-// Group steps per warp chunk: long chunks (32) measured ~5% faster than 8 on large patterns, but
-// a small pattern then leaves most of the GPU idle; aim for at least ~16k warps of work first
-// (docs/perf-notes.md).
-constexpr int64_t kMaxChunkSteps = 32;
+// Nonzeros per warp chunk, in units of 32: long chunks amortize the A reload and loop overhead,
+// but a small pattern then leaves most of the GPU idle; aim for at least ~16k warps of work
+// first (docs/perf-notes.md).
+constexpr int64_t kMaxChunkSubs = 8;
 constexpr int64_t kTargetWarps = 16384;
 
 template <typename T, int G, int V>
 void launch_group(const SddmmArgs& args, cudaStream_t stream) {
-  const int64_t steps =
-      std::clamp<int64_t>(args.nnz / (int64_t{kWarp / G} * kTargetWarps), 1, kMaxChunkSteps);
-  const int64_t chunk = steps * (kWarp / G);
-  sddmm_group<T, G, V>
+  // B loads in flight per lane: 4 steps of one vector, 2 of several (more spills registers).
+  constexpr int U = V == 1 ? (G >= 4 ? 4 : G) : (V <= 4 ? 2 : 1);
+  const int64_t subs = std::clamp<int64_t>(args.nnz / (kWarp * kTargetWarps), 1, kMaxChunkSubs);
+  const int64_t chunk = subs * kWarp;
+  sddmm_group<T, G, V, U>
       <<<grid_for((args.nnz + chunk - 1) / chunk), kBlock, 0, stream>>>(args, chunk);
 }
 
