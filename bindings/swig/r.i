@@ -1,8 +1,9 @@
 /*
  * R typemaps for the one SWIG interface (sparsefac.i), used with `swig -r`.
  *
- * Every wrapped function returns a list: element 1 is the sfac_status as an integer, the
- * following elements are the function's outputs in declaration order. The idiomatic layer
+ * A wrapped function that returns an sfac_status gives it as an integer; one with outputs gives
+ * a list headed by that integer, its outputs following in declaration order. The wrappers are
+ * named native_<name> (see the %rename below). The idiomatic layer
  * (bindings/r/pkg/R) turns a non-zero status into an R condition; R code outside it never sees
  * these wrappers (the package exports none of them).
  *
