@@ -164,6 +164,47 @@ TEST(Train, ImplicitAlsCholeskyAndConjugateGradientConvergeToTheSameLoss) {
       << "cholesky " << losses[SFAC_SOLVER_CHOLESKY] << " cg " << losses[SFAC_SOLVER_CG];
 }
 
+// Rank 64 runs kernels unrolled for it (the tests above use small ranks, which run the generic
+// ones): both solvers must still reach the same objective.
+TEST(Train, ImplicitAlsSolversAgreeAtARankWithUnrolledKernels) {
+  Context ctx = make_cpu_context(2, test_seed());
+  Sparse data = implicit_data(ctx.get());
+  for (int rank : {64}) {
+    double losses[2];
+    for (int solver : {SFAC_SOLVER_CHOLESKY, SFAC_SOLVER_CG}) {
+      Options opts = make_options(SFAC_ALGO_IALS);
+      SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_RANK, rank));
+      SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_ALS_SOLVER, solver));
+      SFAC_ASSERT_OK(sfac_train_options_set_double(opts.get(), SFAC_OPT_LAMBDA, 0.1));
+      SFAC_ASSERT_OK(sfac_train_options_set_double(opts.get(), SFAC_OPT_IMPLICIT_ALPHA, 5.0));
+      losses[solver] = final_loss(ctx.get(), data.get(), opts.get(), 25);
+    }
+    EXPECT_NEAR(losses[SFAC_SOLVER_CG] / losses[SFAC_SOLVER_CHOLESKY], 1.0, 2e-3)
+        << "rank " << rank << ": cholesky " << losses[SFAC_SOLVER_CHOLESKY] << " cg "
+        << losses[SFAC_SOLVER_CG];
+  }
+}
+
+// SGD at ranks with unrolled kernels (16 with biases, 32 without) on planted rank-4 data: a
+// wrong lane or a stale bias would keep the held-out error far from the noise floor.
+TEST(Train, SgdWithUnrolledKernelsAndBiasesReachesTheNoiseFloor) {
+  Context ctx = make_cpu_context(2, test_seed());
+  Planted data = planted(ctx.get(), 4000, 1500, 300000, 4, 0.5, 0.3);
+  for (int rank : {16, 32}) {
+    for (int biases : {rank == 16 ? 1 : 0}) {
+      Options opts = make_options(SFAC_ALGO_SGD);
+      SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_RANK, rank));
+      SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_ITERATIONS, 30));
+      SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_USE_BIASES, biases));
+      SFAC_ASSERT_OK(sfac_train_options_set_double(opts.get(), SFAC_OPT_LAMBDA, 0.05));
+      Model model = train(ctx.get(), data.train.get(), opts.get());
+      const double test_rmse = rmse(model.get(), data.test.get());
+      EXPECT_LT(test_rmse, 0.6) << "rank " << rank << " biases " << biases;
+      EXPECT_GT(test_rmse, 0.45) << "rank " << rank << " biases " << biases;
+    }
+  }
+}
+
 // ALS decreases its objective monotonically (each half-sweep solves exactly).
 TEST(Train, AlsLossNeverIncreases) {
   Context ctx = make_cpu_context(2, test_seed());
