@@ -1,5 +1,6 @@
-// Stochastic gradient descent matrix factorization on the CPU (LIBMF / cuMF_SGD semantics):
-// Hogwild over a shuffled sample order, or conflict-free diagonal blocks when deterministic.
+// Stochastic gradient descent matrix factorization on the CPU (LIBMF / cuMF_SGD semantics) over
+// FPSGD's block grid: threads take conflict-free blocks from a scheduler, or run the grid's
+// diagonals one after the other when deterministic.
 #pragma once
 
 #include <memory>
