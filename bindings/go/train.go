@@ -256,41 +256,65 @@ func withCause(err error, cb *epochCallback) error {
 	return err
 }
 
-// Train fits a model to ratings (users x items) with opts, running opts.Iterations epochs
-// unless OnEpoch stops earlier. The context's seed drives initialization and shuffling.
-func Train(ctx *Context, ratings *SparseMatrix, opts TrainOptions) (*Model, error) {
+// preparedTraining is what Train and NewTrainer share: the context and the ratings held for
+// the call, the C options built from the Go ones, and the installed epoch callback (nil
+// without OnEpoch; handle then unused).
+type preparedTraining struct {
+	ctx     capi.SwigcptrStruct_SS_sfac_context
+	ratings capi.SwigcptrStruct_SS_sfac_sparse
+	options *cOptions
+	cb      *epochCallback
+	handle  cgo.Handle
+}
+
+// withTraining prepares a training call and runs fn with it; the context, the ratings and the
+// C options are released when fn returns.
+func withTraining(ctx *Context, ratings *SparseMatrix, opts *TrainOptions,
+	fn func(*preparedTraining) error) error {
 	ch, err := ctx.acquire()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer ctx.release()
 	rh, err := ratings.acquire()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer ratings.release()
 	c, err := newCOptions(opts.Algorithm)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer c.close()
-	if err := c.apply(&opts); err != nil {
-		return nil, err
+	if err := c.apply(opts); err != nil {
+		return err
 	}
-	cb, h, err := c.install(&opts)
+	cb, h, err := c.install(opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if cb != nil {
-		// Only sfac_train calls the trampoline, and it has returned by the time this runs;
-		// the options object that still names the handle is destroyed right after, unused.
-		defer h.Delete()
-	}
+	return fn(&preparedTraining{ctx: ch, ratings: rh, options: c, cb: cb, handle: h})
+}
 
-	var out uintptr
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train(ch, rh, c.h, &out) })
-	if err != nil {
-		return nil, withCause(err, cb)
-	}
-	return newModel(out), nil
+// Train fits a model to ratings (users x items) with opts, running opts.Iterations epochs
+// unless OnEpoch stops earlier. The context's seed drives initialization and shuffling.
+func Train(ctx *Context, ratings *SparseMatrix, opts TrainOptions) (*Model, error) {
+	var model *Model
+	err := withTraining(ctx, ratings, &opts, func(p *preparedTraining) error {
+		if p.cb != nil {
+			// Only sfac_train calls the trampoline, and it has returned by the time this runs;
+			// the options object that still names the handle is destroyed right after, unused.
+			defer p.handle.Delete()
+		}
+		var out uintptr
+		err := call(func() capi.Enum_SS_sfac_status {
+			return capi.Sfac_train(p.ctx, p.ratings, p.options.h, &out)
+		})
+		if err != nil {
+			return withCause(err, p.cb)
+		}
+		model = newModel(out)
+		return nil
+	})
+	return model, err
 }

@@ -18,46 +18,34 @@ type Trainer struct {
 // NewTrainer prepares training of ratings with opts (opts.Iterations is not used: Run says
 // how many epochs). The trainer copies the options and keeps the ratings alive.
 func NewTrainer(ctx *Context, ratings *SparseMatrix, opts TrainOptions) (*Trainer, error) {
-	ch, err := ctx.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer ctx.release()
-	rh, err := ratings.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer ratings.release()
-	c, err := newCOptions(opts.Algorithm)
-	if err != nil {
-		return nil, err
-	}
-	defer c.close()
-	if err := c.apply(&opts); err != nil {
-		return nil, err
-	}
-	cb, cbHandle, err := c.install(&opts)
-	if err != nil {
-		return nil, err
-	}
-	var raw uintptr
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_trainer_create(ch, rh, c.h, &raw) })
-	if err != nil {
-		if cb != nil {
-			cbHandle.Delete()
+	var t *Trainer
+	err := withTraining(ctx, ratings, &opts, func(p *preparedTraining) error {
+		var raw uintptr
+		err := call(func() capi.Enum_SS_sfac_status {
+			return capi.Sfac_trainer_create(p.ctx, p.ratings, p.options.h, &raw)
+		})
+		if err != nil {
+			if p.cb != nil {
+				p.handle.Delete()
+			}
+			return err
 		}
-		return nil, err
-	}
-	t := &Trainer{cb: cb}
-	// The trainer's copy of the options names the callback handle: it lives as long as the
-	// trainer and goes with it.
-	t.ref.init(capi.SwigcptrStruct_SS_sfac_trainer(raw), func(h capi.SwigcptrStruct_SS_sfac_trainer) capi.Enum_SS_sfac_status {
-		status := capi.Sfac_trainer_destroy(h)
-		if cb != nil {
-			cbHandle.Delete()
-		}
-		return status
+		cb, cbHandle := p.cb, p.handle
+		t = &Trainer{cb: cb}
+		// The trainer's copy of the options names the callback handle: it lives as long as the
+		// trainer and goes with it.
+		t.ref.init(capi.SwigcptrStruct_SS_sfac_trainer(raw), func(h capi.SwigcptrStruct_SS_sfac_trainer) capi.Enum_SS_sfac_status {
+			status := capi.Sfac_trainer_destroy(h)
+			if cb != nil {
+				cbHandle.Delete()
+			}
+			return status
+		})
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	runtime.SetFinalizer(t, func(t *Trainer) { t.Close() })
 	return t, nil
 }
