@@ -70,7 +70,7 @@ __global__ void sddmm_nnz_split(SddmmArgs args) {
 // Consecutive nonzeros mostly share a row, so a group keeps its slice of A_i in registers and
 // reloads it only when the row changes. Measured 10-30% faster than one nonzero per group
 // step with per-nonzero index loads (docs/perf-notes.md).
-template <typename T, int G, int V, int U>
+template <typename T, int G, int V, int U, bool kFull>
 __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t chunk) {
   constexpr int kGroups = kWarp / G;  // nonzeros per step
   constexpr int kSteps = G;           // steps per 32 nonzeros
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t ch
 #pragma unroll
           for (int v = 0; v < V; ++v) {
             const int64_t t = slot + int64_t{v} * G;
-            bv[u][v] = t < vecs ? load_vec(bj, t) : make_uint4(0, 0, 0, 0);
+            bv[u][v] = kFull || t < vecs ? load_vec(bj, t) : make_uint4(0, 0, 0, 0);
           }
         }
 #pragma unroll
@@ -116,8 +116,8 @@ __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t ch
 #pragma unroll
             for (int v = 0; v < V; ++v) {
               const int64_t t = slot + int64_t{v} * G;
-              av[v] =
-                  t < vecs ? load_vec(a + int64_t{rows[u]} * args.k, t) : make_uint4(0, 0, 0, 0);
+              av[v] = kFull || t < vecs ? load_vec(a + int64_t{rows[u]} * args.k, t)
+                                        : make_uint4(0, 0, 0, 0);
             }
             cached_row = rows[u];
           }
@@ -156,7 +156,7 @@ int grid_for(int64_t warps_wanted) {
 // Nonzeros per warp chunk, in units of 32: long chunks amortize the A reload and loop overhead,
 // but a small pattern then leaves most of the GPU idle; aim for at least ~16k warps of work
 // first (docs/perf-notes.md).
-constexpr int64_t kMaxChunkSubs = 8;
+constexpr int64_t kMaxChunkSubs = 32;
 constexpr int64_t kTargetWarps = 16384;
 
 template <typename T, int G, int V>
@@ -165,8 +165,13 @@ void launch_group(const SddmmArgs& args, cudaStream_t stream) {
   constexpr int U = V == 1 ? (G >= 4 ? 4 : G) : (V <= 4 ? 2 : 1);
   const int64_t subs = std::clamp<int64_t>(args.nnz / (kWarp * kTargetWarps), 1, kMaxChunkSubs);
   const int64_t chunk = subs * kWarp;
-  sddmm_group<T, G, V, U>
-      <<<grid_for((args.nnz + chunk - 1) / chunk), kBlock, 0, stream>>>(args, chunk);
+  const int grid = grid_for((args.nnz + chunk - 1) / chunk);
+  // K that fills every lane's vectors (K = 32, 128, 512...) needs no bounds check per load.
+  if (args.k / Elem<T>::kPerVec == int64_t{G} * V) {
+    sddmm_group<T, G, V, U, true><<<grid, kBlock, 0, stream>>>(args, chunk);
+  } else {
+    sddmm_group<T, G, V, U, false><<<grid, kBlock, 0, stream>>>(args, chunk);
+  }
 }
 
 // The group shape for K: G lanes (a power of two up to 32) times V vectors cover K/E vectors.
