@@ -133,9 +133,21 @@ _BY_CODE = {
 }
 
 
+# C names in the library's messages that Python callers spell as keyword arguments. The rest of
+# the message (which entry, where in the input) is kept as the library wrote it.
+_C_TO_PYTHON = (("pass SFAC_SPARSE_SUM_DUPLICATES", "pass sum_duplicates=True"),)
+
+
+def _pythonic(message):
+    for c_name, py_name in _C_TO_PYTHON:
+        message = message.replace(c_name, py_name)
+    return message
+
+
 def make_error(code, message, status_name=None):
     """The exception for a failed call (registered with the low-level module)."""
     cls = _BY_CODE.get(code, SparsefacError)
+    message = _pythonic(message)
     if status_name is None:
         from . import _core
 

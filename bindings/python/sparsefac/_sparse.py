@@ -75,31 +75,33 @@ class SparseMatrix(Handle):
 
     @classmethod
     def from_csr(cls, indptr, indices, values, shape, sum_duplicates=False, context=None):
-        m, n = _shape2(shape)
-        offsets = as_int64(indptr, "indptr")
-        if offsets.size != m + 1:
-            raise ValueError(f"indptr has {offsets.size} entries, expected rows + 1 = {m + 1}")
-        idx = as_int32(indices, "indices")
-        if int(offsets[-1]) > idx.size:
-            raise ValueError(f"indptr[-1] = {int(offsets[-1])} exceeds the {idx.size} indices")
-        vals = _checked_values(values, idx.size)
-        ctx = resolve(context)
-        return cls(call(_core.sfac_sparse_create_csr, ctx, m, n, offsets, idx, vals,
-                        _flags(sum_duplicates)), ctx)
+        """From CSR arrays: indptr (rows + 1), column indices, values (None = all ones)."""
+        return cls._from_compressed(_core.sfac_sparse_create_csr, "rows", indptr, indices,
+                                    values, shape, sum_duplicates, context)
 
     @classmethod
     def from_csc(cls, indptr, indices, values, shape, sum_duplicates=False, context=None):
+        """From CSC arrays: indptr (cols + 1), row indices, values (None = all ones)."""
+        return cls._from_compressed(_core.sfac_sparse_create_csc, "cols", indptr, indices,
+                                    values, shape, sum_duplicates, context)
+
+    @classmethod
+    def _from_compressed(cls, create, major, indptr, indices, values, shape, sum_duplicates,
+                         context):
+        """CSR and CSC share everything but the C function and which side indptr runs over
+        (`major`: "rows" or "cols")."""
         m, n = _shape2(shape)
+        lines = m if major == "rows" else n
         offsets = as_int64(indptr, "indptr")
-        if offsets.size != n + 1:
-            raise ValueError(f"indptr has {offsets.size} entries, expected cols + 1 = {n + 1}")
+        if offsets.size != lines + 1:
+            raise ValueError(f"indptr has {offsets.size} entries, "
+                             f"expected {major} + 1 = {lines + 1}")
         idx = as_int32(indices, "indices")
         if int(offsets[-1]) > idx.size:
             raise ValueError(f"indptr[-1] = {int(offsets[-1])} exceeds the {idx.size} indices")
         vals = _checked_values(values, idx.size)
         ctx = resolve(context)
-        return cls(call(_core.sfac_sparse_create_csc, ctx, m, n, offsets, idx, vals,
-                        _flags(sum_duplicates)), ctx)
+        return cls(call(create, ctx, m, n, offsets, idx, vals, _flags(sum_duplicates)), ctx)
 
     @classmethod
     def from_scipy(cls, matrix, context=None):

@@ -49,8 +49,25 @@ def test_scipy_duplicates_are_summed_like_scipy(ctx):
     m = sf.SparseMatrix.from_scipy(coo, context=ctx)
     np.testing.assert_array_equal(m.to_dense(), coo.toarray())
     assert m.nnz == 2
-    with pytest.raises(sf.DuplicateEntryError, match=r"duplicate"):
+    with pytest.raises(sf.DuplicateEntryError, match=r"duplicate") as info:
         sf.SparseMatrix.from_coo([0, 0], [1, 1], [1.0, 2.0], shape=(2, 3), context=ctx)
+    # the Python spelling of the fix, and the library's detail (which entry, which inputs)
+    msg = str(info.value)
+    assert "pass sum_duplicates=True" in msg and "SFAC_" not in msg, msg
+    assert "duplicate entry (row 0, col 1) at " in msg and " 0 and 1" in msg, msg
+    assert info.value.status == "duplicate entry" and info.value.code == 6
+    summed = sf.SparseMatrix.from_coo([0, 0], [1, 1], [1.0, 2.0], shape=(2, 3),
+                                      sum_duplicates=True, context=ctx)
+    np.testing.assert_array_equal(summed.to_dense(), [[0, 3, 0], [0, 0, 0]])
+    # CSR and CSC constructors report it the same way
+    with pytest.raises(sf.DuplicateEntryError, match=r"pass sum_duplicates=True"):
+        sf.SparseMatrix.from_csr([0, 2, 2], [1, 1], [1.0, 2.0], (2, 3), context=ctx)
+    with pytest.raises(sf.DuplicateEntryError, match=r"pass sum_duplicates=True"):
+        sf.SparseMatrix.from_csc([0, 0, 2, 2], [0, 0], [1.0, 2.0], (2, 3), context=ctx)
+    for make, indptr, indices in ((sf.SparseMatrix.from_csr, [0, 2, 2], [1, 1]),
+                                  (sf.SparseMatrix.from_csc, [0, 0, 2, 2], [0, 0])):
+        m = make(indptr, indices, [1.0, 2.0], (2, 3), sum_duplicates=True, context=ctx)
+        np.testing.assert_array_equal(m.to_dense(), [[0, 3, 0], [0, 0, 0]])
 
 
 def test_pattern_matrix_and_values(ctx):
@@ -232,8 +249,9 @@ def test_context_properties_and_repr():
 def test_read_flags_reach_the_library(ctx, tmp_path):
     path = tmp_path / "u.data"
     path.write_text("1\t2\t5\t881250949\n3\t1\t4\t881250950\n1\t2\t1\t881250951\n")
-    with pytest.raises(sf.DuplicateEntryError, match=r"duplicate entry \(row 1, col 2\)"):
+    with pytest.raises(sf.DuplicateEntryError, match=r"duplicate entry \(row 1, col 2\)") as e:
         sf.SparseMatrix.read(path, context=ctx)
+    assert "sum_duplicates=True" in str(e.value) and "SFAC_" not in str(e.value)
     m = sf.SparseMatrix.read(path, one_based=True, sum_duplicates=True, context=ctx)
     assert m.shape == (3, 2)
     np.testing.assert_array_equal(m.to_dense(), [[0, 6], [0, 0], [4, 0]])
