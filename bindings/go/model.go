@@ -72,6 +72,20 @@ func (m *Model) Save(path string) error {
 	return err
 }
 
+// ExportLIBMF writes the model in LIBMF's text model format ("f", "m", "n", "k", "b" header
+// lines, then one "p<u> T ..." line per user and one "q<i> T ..." line per item). With biases
+// k is rank + 2: two extra columns carry global mean + user bias and item bias into LIBMF's
+// dot product.
+func (m *Model) ExportLIBMF(path string) error {
+	h, err := m.acquire()
+	if err != nil {
+		return err
+	}
+	defer m.release()
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_export_libmf(h, path) })
+	return err
+}
+
 // Shape is (users, items, rank).
 func (m *Model) Shape() (users, items, rank int, err error) {
 	h, err := m.acquire()
