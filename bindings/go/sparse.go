@@ -121,6 +121,35 @@ func FromCSR(ctx *Context, rows, cols int, rowOffsets []int64, colIdx []int32, v
 	return newSparse(h), nil
 }
 
+// FromCSC creates a matrix from CSC arrays: colOffsets has cols + 1 entries starting at 0.
+// values may be nil (pattern matrix). The matrix is stored (and read back by ToCOO, Values,
+// ...) in row-major order like every other matrix.
+func FromCSC(ctx *Context, rows, cols int, colOffsets []int64, rowIdx []int32, values []float32, flags SparseFlags) (*SparseMatrix, error) {
+	c, err := ctx.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer ctx.release()
+	if cols < 0 || len(colOffsets) != cols+1 {
+		return nil, errorf(StatusShapeMismatch, "FromCSC: %d columns need %d column offsets, got %d", cols, cols+1, len(colOffsets))
+	}
+	nnz := colOffsets[cols]
+	if int64(len(rowIdx)) != nnz {
+		return nil, errorf(StatusShapeMismatch, "FromCSC: column offsets end at %d but %d row indices", nnz, len(rowIdx))
+	}
+	if values != nil && int64(len(values)) != nnz {
+		return nil, errorf(StatusShapeMismatch, "FromCSC: %d nonzeros but %d values", nnz, len(values))
+	}
+	var h uintptr
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_sparse_create_csc(c, int64(rows), int64(cols), colOffsets, nonNil(rowIdx), values, uint(flags), &h)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newSparse(h), nil
+}
+
 // FileFormat of ReadFile.
 type FileFormat int
 
@@ -234,6 +263,46 @@ func (m *SparseMatrix) ToCOO() (rowIdx, colIdx []int32, values []float32, err er
 		return nil, nil, nil, err
 	}
 	return rowIdx, colIdx, values, nil
+}
+
+// ToCSR copies the matrix out as CSR: rowOffsets has rows + 1 entries, columns ascend within
+// each row.
+func (m *SparseMatrix) ToCSR() (rowOffsets []int64, colIdx []int32, values []float32, err error) {
+	h, err := m.acquire()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer m.release()
+	rows, _, nnz, err := sparseShape(h)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rowOffsets, colIdx, values = int64s(rows+1), int32s(nnz), floats(nnz)
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_csr(h, rowOffsets, colIdx, values) })
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return rowOffsets, colIdx, values, nil
+}
+
+// ToCSC copies the matrix out as CSC: colOffsets has cols + 1 entries, entries sorted by
+// (col, row).
+func (m *SparseMatrix) ToCSC() (colOffsets []int64, rowIdx []int32, values []float32, err error) {
+	h, err := m.acquire()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer m.release()
+	_, cols, nnz, err := sparseShape(h)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	colOffsets, rowIdx, values = int64s(cols+1), int32s(nnz), floats(nnz)
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_csc(h, colOffsets, rowIdx, values) })
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return colOffsets, rowIdx, values, nil
 }
 
 // Values copies the nnz values out in row-major order.
