@@ -1,6 +1,7 @@
 package sparsefac
 
 import (
+	"fmt"
 	"runtime"
 
 	"github.com/sparsefac/sparsefac/bindings/go/internal/capi"
@@ -11,9 +12,45 @@ type DenseMatrix struct {
 	ref handle[capi.SwigcptrStruct_SS_sfac_dense]
 }
 
+// DType is the storage type of a DenseMatrix. Arithmetic is always float32; Float16 and
+// BFloat16 halve the memory (and bandwidth) of backends that support them. The CPU backend
+// stores float32 only and answers StatusUnsupported for the 16-bit types.
+type DType int
+
+const (
+	Float32  DType = 0 // IEEE single precision (default)
+	Float16  DType = 1 // IEEE half precision, storage only
+	BFloat16 DType = 2 // bfloat16, storage only
+)
+
+func (d DType) String() string {
+	switch d {
+	case Float32:
+		return "Float32"
+	case Float16:
+		return "Float16"
+	case BFloat16:
+		return "BFloat16"
+	}
+	return fmt.Sprintf("DType(%d)", int(d))
+}
+
+// DenseOption configures NewDenseMatrix.
+type DenseOption func(*denseConfig)
+
+type denseConfig struct{ dtype DType }
+
+// WithDType stores the matrix as dtype (default Float32); data is converted on upload and
+// converted back to float32 by Data.
+func WithDType(dtype DType) DenseOption { return func(c *denseConfig) { c.dtype = dtype } }
+
 // NewDenseMatrix creates a rows x cols matrix from row-major data (rows*cols finite values),
-// or zeros when data is nil.
-func NewDenseMatrix(ctx *Context, rows, cols int, data []float32) (*DenseMatrix, error) {
+// or zeros when data is nil. Storage is float32 unless WithDType says otherwise.
+func NewDenseMatrix(ctx *Context, rows, cols int, data []float32, opts ...DenseOption) (*DenseMatrix, error) {
+	cfg := denseConfig{dtype: Float32}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	c, err := ctx.acquire()
 	if err != nil {
 		return nil, err
@@ -24,7 +61,7 @@ func NewDenseMatrix(ctx *Context, rows, cols int, data []float32) (*DenseMatrix,
 	}
 	var h uintptr
 	err = call(func() capi.Enum_SS_sfac_status {
-		return capi.Sfac_dense_create(c, int64(rows), int64(cols), capi.SFAC_DTYPE_FLOAT32, data, &h)
+		return capi.Sfac_dense_create(c, int64(rows), int64(cols), capi.Enum_SS_sfac_dtype(cfg.dtype), data, &h)
 	})
 	if err != nil {
 		return nil, err
@@ -35,6 +72,18 @@ func NewDenseMatrix(ctx *Context, rows, cols int, data []float32) (*DenseMatrix,
 	})
 	runtime.SetFinalizer(m, func(m *DenseMatrix) { m.Close() })
 	return m, nil
+}
+
+// DType is the matrix's storage type.
+func (m *DenseMatrix) DType() (DType, error) {
+	h, err := m.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer m.release()
+	out := []int32{0}
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_dense_get_dtype(h, out) })
+	return DType(out[0]), err
 }
 
 // Close releases the matrix (once calls in flight on other goroutines are done); later calls
