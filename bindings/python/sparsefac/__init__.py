@@ -12,7 +12,7 @@ from ._dense import DenseMatrix
 from ._errors import *  # noqa: F401,F403
 from ._errors import __all__ as _error_names
 from ._models import (SGD, AlternatingLeastSquares, ImplicitALS, MatrixFactorization,
-                      load_model)
+                      Trainer, load_model)
 from ._sddmm import SddmmPlan, sddmm
 from ._sparse import IdMap, SparseMatrix
 
@@ -27,6 +27,6 @@ def build_info():
 __all__ = [
     "Context", "default_context", "cuda_device_count", "SparseMatrix", "IdMap", "DenseMatrix",
     "sddmm", "SddmmPlan", "MatrixFactorization", "AlternatingLeastSquares", "ImplicitALS",
-    "SGD", "load_model", "synthesize_ratings", "train_test_split", "leave_k_out_split",
+    "SGD", "Trainer", "load_model", "synthesize_ratings", "train_test_split", "leave_k_out_split",
     "build_info",
 ] + list(_error_names)

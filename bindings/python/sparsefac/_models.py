@@ -1,6 +1,7 @@
 """Estimators: AlternatingLeastSquares (explicit), ImplicitALS and SGD, with a surface close to
 the `implicit` package (fit / recommend / similar_items / recalculate_user)."""
 
+import copy
 import os
 import sys
 
@@ -10,7 +11,7 @@ from . import _core
 from ._context import Context
 from ._errors import CallbackError, ClosedObjectError, SparsefacError
 from ._lib import Handle, as_float32, as_int32, call
-from ._sparse import as_sparse, is_scipy_sparse
+from ._sparse import SparseMatrix, as_sparse, is_scipy_sparse
 
 _ALGO_ALS = _core.SFAC_ALGO_ALS
 _ALGO_IALS = _core.SFAC_ALGO_IALS
@@ -51,6 +52,22 @@ class _EpochRelay:
         except BaseException as exc:  # KeyboardInterrupt too: stop training, re-raise after
             self.error = exc
             return -1
+
+
+def _run_relayed(relay, fn, *args):
+    """call(fn, *args); when the epoch callback raised, CallbackError is raised from the
+    callback's exception (KeyboardInterrupt and SystemExit as they are)."""
+    if relay is not None:
+        relay.error = None
+    try:
+        return call(fn, *args)
+    except CallbackError as err:
+        if relay is not None and relay.error is not None:
+            cause, relay.error = relay.error, None
+            if not isinstance(cause, Exception):
+                raise cause
+            raise err from cause
+        raise
 
 
 def _scalar_or_array(values, name):
@@ -112,35 +129,47 @@ class MatrixFactorization:
             self.context = Context("cpu", threads=self.num_threads, seed=self.random_state)
         return self.context
 
+    def _prepare(self, user_items, validation, callback, show_progress):
+        """What fit and Trainer share: (context, ratings, options, relay). The options carry
+        the validation matrix and the callback relay (None without callback/progress)."""
+        if callback is not None and not callable(callback):
+            raise TypeError("callback must be callable")
+        ctx = self._context()
+        ratings = as_sparse(user_items, ctx, "user_items")
+        held = None if validation is None else as_sparse(validation, ctx, "validation")
+        options = self._make_options()
+        try:
+            if held is not None:
+                call(_core.sfac_train_options_set_validation, options, held)
+            relay = None
+            if callback is not None or show_progress:
+                total = call(_core.sfac_train_options_get_int, options, _core.SFAC_OPT_ITERATIONS)
+                relay = _EpochRelay(callback, show_progress, total)
+                call(_core.sfac_train_options_set_callback, options, relay)
+        except BaseException:
+            options.close()
+            raise
+        return ctx, ratings, options, relay
+
     def fit(self, user_items, validation=None, callback=None, show_progress=False):
         """Trains on a users x items matrix (SparseMatrix or scipy.sparse). `validation`
         (same shape) is scored every epoch. `callback(epoch, train_loss, validation_rmse,
         seconds)` runs after every epoch; a truthy return stops training early. If it raises,
         training stops and CallbackError is raised from the callback's exception."""
-        ctx = self._context()
-        ratings = as_sparse(user_items, ctx, "user_items")
-        with self._make_options() as options:
-            if validation is not None:
-                held = as_sparse(validation, ctx, "validation")
-                call(_core.sfac_train_options_set_validation, options, held)
-            relay = None
-            if callback is not None or show_progress:
-                if callback is not None and not callable(callback):
-                    raise TypeError("callback must be callable")
-                total = call(_core.sfac_train_options_get_int, options, _core.SFAC_OPT_ITERATIONS)
-                relay = _EpochRelay(callback, show_progress, total)
-                call(_core.sfac_train_options_set_callback, options, relay)
-            try:
-                ptr = call(_core.sfac_train, ctx, ratings, options)
-            except CallbackError as err:
-                if relay is not None and relay.error is not None:
-                    if not isinstance(relay.error, Exception):
-                        raise relay.error  # KeyboardInterrupt, SystemExit: as they are
-                    raise err from relay.error
-                raise
+        ctx, ratings, options, relay = self._prepare(user_items, validation, callback,
+                                                     show_progress)
+        with options:
+            ptr = _run_relayed(relay, _core.sfac_train, ctx, ratings, options)
         self._replace(ptr)
         self._train = ratings
         return self
+
+    def _snapshot(self, ptr, train):
+        """A copy of this estimator (same hyperparameters and context) owning model `ptr`."""
+        est = copy.copy(self)
+        est._model = _ModelHandle(ptr)
+        est._train = train
+        return est
 
     def _replace(self, ptr):
         old, self._model = self._model, _ModelHandle(ptr)
@@ -174,35 +203,45 @@ class MatrixFactorization:
         """(users, items, factors) of the fitted model."""
         return tuple(call(_core.sfac_model_get_shape, self._mh))
 
+    # (index in shape, getter, setter) of each side's factor matrix
+    _SIDES = {"user_factors": (0, _core.sfac_model_get_user_factors,
+                               _core.sfac_model_set_user_factors),
+              "item_factors": (1, _core.sfac_model_get_item_factors,
+                               _core.sfac_model_set_item_factors)}
+
+    def _get_factors(self, side):
+        axis, get, _ = self._SIDES[side]
+        shape = self.shape
+        out = np.empty((shape[axis], shape[2]), np.float32)
+        call(get, self._mh, out)
+        return out
+
+    def _set_factors(self, side, factors):
+        axis, _, put = self._SIDES[side]
+        shape = self.shape
+        expected = (shape[axis], shape[2])
+        arr = as_float32(factors, side)
+        if arr.shape != expected:
+            raise ValueError(f"{side} must have shape {expected}, got {arr.shape}")
+        call(put, self._mh, arr)
+
     @property
     def user_factors(self):
-        users, _, rank = self.shape
-        out = np.empty((users, rank), np.float32)
-        call(_core.sfac_model_get_user_factors, self._mh, out)
-        return out
+        """users x factors float32 matrix (a copy; assign to replace)."""
+        return self._get_factors("user_factors")
 
     @user_factors.setter
     def user_factors(self, factors):
-        users, _, rank = self.shape
-        arr = as_float32(factors, "user_factors")
-        if arr.shape != (users, rank):
-            raise ValueError(f"user_factors must have shape {(users, rank)}, got {arr.shape}")
-        call(_core.sfac_model_set_user_factors, self._mh, arr)
+        self._set_factors("user_factors", factors)
 
     @property
     def item_factors(self):
-        _, items, rank = self.shape
-        out = np.empty((items, rank), np.float32)
-        call(_core.sfac_model_get_item_factors, self._mh, out)
-        return out
+        """items x factors float32 matrix (a copy; assign to replace)."""
+        return self._get_factors("item_factors")
 
     @item_factors.setter
     def item_factors(self, factors):
-        _, items, rank = self.shape
-        arr = as_float32(factors, "item_factors")
-        if arr.shape != (items, rank):
-            raise ValueError(f"item_factors must have shape {(items, rank)}, got {arr.shape}")
-        call(_core.sfac_model_set_item_factors, self._mh, arr)
+        self._set_factors("item_factors", factors)
 
     def biases(self):
         """(global_mean, user_biases, item_biases), or None for a model without biases."""
@@ -259,11 +298,13 @@ class MatrixFactorization:
                   filter_items=None, items=None):
         """Top-N items for one user id (1-D results) or an array of ids (2-D), best first, as
         (item_ids int32, scores float32). Seen items are excluded when
-        filter_already_liked_items: those of `user_items` (a users x items matrix), else of
-        the matrix given to fit. `items` restricts the candidates and `filter_items` removes
-        some. Slots beyond the candidates hold id -1 and score -inf."""
+        filter_already_liked_items: those of `user_items`, else of the matrix given to fit.
+        `user_items` is either the users x items matrix or, as in `implicit` >= 0.5, one row
+        per requested user (len(userid) rows, row r holding user userid[r]'s items; 1 row for
+        a single id); when it has len(userid) rows it is read that way. `items` restricts the
+        candidates and `filter_items` removes some. Slots beyond the candidates hold id -1 and
+        score -inf."""
         scalar, users = _scalar_or_array(userid, "userid")
-        exclude = self._exclusion(user_items, filter_already_liked_items)
         allowed = None if items is None else as_int32(items, "items")
         if filter_items is not None:
             banned = as_int32(filter_items, "filter_items")
@@ -274,9 +315,59 @@ class MatrixFactorization:
             raise ValueError(f"N must be >= 0, got {N}")
         ids = np.empty((users.size, n), np.int32)
         scores = np.empty((users.size, n), np.float32)
+        rows = None
+        if filter_already_liked_items and user_items is not None:
+            rows = self._per_user_rows(user_items, users.size)
+        if rows is None:
+            exclude = self._exclusion(user_items, filter_already_liked_items)
+            self._recommend_into(users, n, exclude, allowed, ids, scores)
+        else:
+            # The library excludes through a users x items matrix, which holds one row per
+            # user: a user asked for twice (with possibly different rows) goes in a second
+            # call. occurrence[r] = how many times users[r] came before position r.
+            order = np.argsort(users, kind="stable")
+            sorted_users = users[order]
+            first = np.searchsorted(sorted_users, sorted_users, side="left")
+            occurrence = np.empty(users.size, np.int64)
+            occurrence[order] = np.arange(users.size) - first
+            for k in range(int(occurrence.max()) + 1 if users.size else 0):
+                pick = np.flatnonzero(occurrence == k)
+                exclude = self._spread_rows(rows, pick, users[pick])
+                part_ids = np.empty((pick.size, n), np.int32)
+                part_scores = np.empty((pick.size, n), np.float32)
+                self._recommend_into(np.ascontiguousarray(users[pick]), n, exclude, allowed,
+                                     part_ids, part_scores)
+                ids[pick], scores[pick] = part_ids, part_scores
+        return (ids[0], scores[0]) if scalar else (ids, scores)
+
+    def _recommend_into(self, users, n, exclude, allowed, ids, scores):
         call(_core.sfac_model_recommend, self._mh, users.size, users, n, exclude,
              0 if allowed is None else allowed.size, allowed, ids, scores)
-        return (ids[0], scores[0]) if scalar else (ids, scores)
+
+    def _per_user_rows(self, user_items, count):
+        """user_items as a scipy CSR when it has one row per requested user, else None (a
+        users x items matrix)."""
+        n_items = self.shape[1]
+        if not (is_scipy_sparse(user_items) or isinstance(user_items, SparseMatrix)):
+            return None  # as_sparse reports the type
+        if user_items.shape[0] != count or user_items is self._train:
+            return None
+        if user_items.shape[1] != n_items:
+            raise ValueError(f"user_items has {user_items.shape[1]} columns, the model has "
+                             f"{n_items} items")
+        return user_items.tocsr() if is_scipy_sparse(user_items) else user_items.to_scipy()
+
+    def _spread_rows(self, rows, pick, targets):
+        """users x items pattern whose row targets[j] is row pick[j] of `rows`."""
+        import scipy.sparse as sp
+
+        sub = rows[pick].tocoo()
+        n_users, n_items = self.shape[:2]
+        if targets.size and (targets.min() < 0 or targets.max() >= n_users):
+            return None  # the library reports the bad user id
+        full = sp.csr_matrix((np.ones(sub.nnz, np.float32), (targets[sub.row], sub.col)),
+                             shape=(n_users, n_items))
+        return SparseMatrix.from_scipy(full, self._context())
 
     def similar_items(self, itemid, N=10):
         """The N items most similar by cosine of the factors (the item itself excluded)."""
@@ -454,6 +545,87 @@ class SGD(MatrixFactorization):
         p = super()._params()
         p.update(learning_rate=self.learning_rate, decay=self.decay, use_biases=self.use_biases)
         return p
+
+
+class _TrainerHandle(Handle):
+    _destroy = staticmethod(_core.sfac_trainer_destroy)
+    _kind = "Trainer"
+
+
+class Trainer:
+    """Step-wise training for callers that own the loop:
+
+        with Trainer(ImplicitALS(factors=64), user_items) as trainer:
+            while trainer.run(1) and trainer.loss > target: ...
+            model = trainer.model()
+
+    `estimator` is an (unfitted or fitted) estimator whose hyperparameters and context are
+    used; it is not modified. `validation` and `callback(epoch, train_loss, validation_rmse,
+    seconds)` behave as in fit: a truthy callback return stops the current run() early, an
+    exception in it raises CallbackError from it. Epochs count on across run() calls, and
+    running 3 then 2 epochs gives the factors of one 5-epoch run."""
+
+    def __init__(self, estimator, user_items, validation=None, callback=None,
+                 show_progress=False):
+        if isinstance(estimator, type) and issubclass(estimator, MatrixFactorization):
+            estimator = estimator()
+        if not isinstance(estimator, MatrixFactorization) or estimator._algorithm is None:
+            raise TypeError("estimator must be an AlternatingLeastSquares, ImplicitALS or SGD "
+                            f"instance, got {type(estimator).__name__}")
+        self._estimator = estimator
+        ctx, ratings, options, self._relay = estimator._prepare(user_items, validation, callback,
+                                                                show_progress)
+        with options:  # the trainer copies the options; the relay stays referenced here
+            self._handle = _TrainerHandle(call(_core.sfac_trainer_create, ctx, ratings, options))
+        self._ratings = ratings
+        self._epochs = 0
+
+    def run(self, epochs=1):
+        """Runs up to `epochs` more epochs; returns the total number of epochs run so far
+        (fewer than asked when the callback stopped the run)."""
+        n = int(epochs)
+        if n < 0:
+            raise ValueError(f"epochs must be >= 0, got {epochs}")
+        self._epochs = _run_relayed(self._relay, _core.sfac_trainer_run, self._handle, n)
+        return self._epochs
+
+    @property
+    def epochs(self):
+        """Epochs run so far."""
+        return self._epochs
+
+    @property
+    def loss(self):
+        """The training objective after the last epoch (per rating, regularization included);
+        NaN before the first epoch."""
+        return call(_core.sfac_trainer_get_loss, self._handle)
+
+    def model(self):
+        """A snapshot of the current factors: a new fitted estimator of the estimator's class
+        (independent of later run() calls), with the training matrix as its default
+        exclusion for recommend."""
+        ptr = call(_core.sfac_trainer_get_model, self._handle)
+        return self._estimator._snapshot(ptr, self._ratings)
+
+    @property
+    def closed(self):
+        return self._handle.closed
+
+    def close(self):
+        """Frees the trainer now (it is also freed when collected)."""
+        self._handle.close()
+
+    def __enter__(self):
+        self._handle._check_open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"{self._epochs} epochs"
+        return f"<sparsefac.Trainer {type(self._estimator).__name__} <{state}>>"
 
 
 _BY_ALGORITHM = {_ALGO_ALS: AlternatingLeastSquares, _ALGO_IALS: ImplicitALS, _ALGO_SGD: SGD}

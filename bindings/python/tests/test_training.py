@@ -293,3 +293,54 @@ def test_splits(explicit_data):
     np.testing.assert_array_equal(per_user, np.where(counts > 3, 3, 0))
     with pytest.raises(sf.InvalidArgumentError):
         sf.train_test_split(whole, 1.5)
+
+
+def _numpy_top_n(model, users, seen_rows, n):
+    """Reference: scores of all items, each user's seen items removed, argsort."""
+    u = model.user_factors.astype(np.float64)
+    v = model.item_factors.astype(np.float64)
+    ids, scores = [], []
+    for user, seen in zip(users, seen_rows):
+        s = u[user] @ v.T
+        s[list(seen)] = -np.inf
+        top = np.argsort(-s, kind="stable")[:n]
+        ids.append(top)
+        scores.append(s[top])
+    return np.array(ids), np.array(scores)
+
+
+def test_recommend_per_user_rows_like_implicit(explicit_data, rng):
+    # implicit >= 0.5 passes user_items with one row per requested user; the full users x items
+    # matrix is still accepted. Both must exclude exactly the given items.
+    train, _, _, _ = explicit_data
+    model = fit_als(train, iterations=3)
+    users = np.array([17, 3, 1999, 3, 250])  # 3 twice, with different rows
+    dense = (rng.random((users.size, 1000)) < 0.2) * rng.random((users.size, 1000))
+    dense[1, :400] = 1.0  # user 3's first row hides its first 400 items, its second does not
+    rows = sp.csr_matrix(dense.astype(np.float32))
+    seen_rows = [set(np.flatnonzero(dense[r])) for r in range(users.size)]
+    want_ids, want_scores = _numpy_top_n(model, users, seen_rows, 10)
+    for given in (rows, sf.SparseMatrix.from_scipy(rows)):
+        ids, scores = model.recommend(users, user_items=given, N=10)
+        np.testing.assert_array_equal(ids, want_ids)
+        np.testing.assert_allclose(scores, want_scores, rtol=1e-4, atol=1e-5)
+    assert not np.array_equal(ids[1], ids[3]) and np.all(ids[1] >= 400)
+    # a single id with a 1-row matrix gives 1-D results
+    one_ids, one_scores = model.recommend(3, user_items=rows[1], N=10)
+    np.testing.assert_array_equal(one_ids, want_ids[1])
+    np.testing.assert_allclose(one_scores, want_scores[1], rtol=1e-4, atol=1e-5)
+    # the full users x items matrix: row u is user u (no duplicates here)
+    unique = np.array([17, 3, 1999, 250])
+    full = sp.lil_matrix((2000, 1000), dtype=np.float32)
+    for row, user in zip((0, 1, 2, 4), unique):
+        full[user] = dense[row]
+    full_ids, full_scores = model.recommend(unique, user_items=full.tocsr(), N=10)
+    np.testing.assert_array_equal(full_ids, want_ids[[0, 1, 2, 4]])
+    np.testing.assert_allclose(full_scores, want_scores[[0, 1, 2, 4]], rtol=1e-4, atol=1e-5)
+    # filter_already_liked_items=False ignores the rows
+    plain, _ = model.recommend(users, user_items=rows, N=10, filter_already_liked_items=False)
+    np.testing.assert_array_equal(plain, _numpy_top_n(model, users, [()] * users.size, 10)[0])
+    with pytest.raises(ValueError, match="columns"):
+        model.recommend(users, user_items=sp.csr_matrix((users.size, 999)), N=10)
+    with pytest.raises(IndexError):
+        model.recommend([0, 2000], user_items=sp.csr_matrix((2, 1000)), N=10)
