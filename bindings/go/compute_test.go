@@ -166,9 +166,15 @@ func TestReadFileRemapped(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ratings.csv")
 	csv := "userId,movieId,rating,timestamp\n1,31,2.5,1\n1,1029,3.0,2\n2,31,4.5,3\n7,1061,0.5,4\n"
 	must(t, os.WriteFile(path, []byte(csv), 0o644))
-	m, rowIDs, colIDs, err := sparsefac.ReadFileRemapped(ctx, path, sparsefac.FormatAuto, 0)
+	m, rowMap, colMap, err := sparsefac.ReadFileRemapped(ctx, path, sparsefac.FormatAuto, 0)
 	must(t, err)
 	defer m.Close()
+	defer rowMap.Close()
+	defer colMap.Close()
+	rowIDs, err := rowMap.IDs()
+	must(t, err)
+	colIDs, err := colMap.IDs()
+	must(t, err)
 	if fmt.Sprint(rowIDs) != "[1 2 7]" || fmt.Sprint(colIDs) != "[31 1029 1061]" {
 		t.Fatalf("id maps %v %v, want [1 2 7] [31 1029 1061]", rowIDs, colIDs)
 	}

@@ -180,9 +180,10 @@ func ReadFile(ctx *Context, path string, format FileFormat, flags SparseFlags) (
 }
 
 // ReadFileRemapped reads a ratings file whose ids are arbitrary (MovieLens user and movie ids,
-// say): each side's distinct ids become indices 0..n-1 in ascending id order. rowIDs[i] and
-// colIDs[j] are the file's ids of row i and column j.
-func ReadFileRemapped(ctx *Context, path string, format FileFormat, flags SparseFlags) (m *SparseMatrix, rowIDs, colIDs []int64, err error) {
+// say): each side's distinct ids become indices 0..n-1 in ascending id order. rowIDs maps
+// row indices to the file's user ids and back, colIDs the same for columns; close them (and
+// the matrix) when done.
+func ReadFileRemapped(ctx *Context, path string, format FileFormat, flags SparseFlags) (m *SparseMatrix, rowIDs, colIDs *IDMap, err error) {
 	c, err := ctx.acquire()
 	if err != nil {
 		return nil, nil, nil, err
@@ -196,33 +197,92 @@ func ReadFileRemapped(ctx *Context, path string, format FileFormat, flags Sparse
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m = newSparse(h)
-	// Both maps are taken (and so destroyed) before either error is looked at.
-	rowIDs, rowErr := takeIDMap(rmap)
-	colIDs, colErr := takeIDMap(cmap)
-	if err = rowErr; err == nil {
-		err = colErr
-	}
-	if err != nil {
-		m.Close()
-		return nil, nil, nil, err
-	}
-	return m, rowIDs, colIDs, nil
+	return newSparse(h), newIDMap(rmap), newIDMap(cmap), nil
 }
 
-// takeIDMap copies an id map out and destroys it.
-func takeIDMap(raw uintptr) ([]int64, error) {
-	h := capi.SwigcptrStruct_SS_sfac_idmap(raw)
-	defer call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_destroy(h) })
+// IDMap maps the dense indices 0..n-1 of one side of a matrix read by ReadFileRemapped to
+// the file's original ids, and back.
+type IDMap struct {
+	ref handle[capi.SwigcptrStruct_SS_sfac_idmap]
+}
+
+func newIDMap(h uintptr) *IDMap {
+	m := &IDMap{}
+	m.ref.init(capi.SwigcptrStruct_SS_sfac_idmap(h), func(h capi.SwigcptrStruct_SS_sfac_idmap) capi.Enum_SS_sfac_status {
+		return capi.Sfac_idmap_destroy(h)
+	})
+	runtime.SetFinalizer(m, func(m *IDMap) { m.Close() })
+	return m
+}
+
+// Close releases the map (once calls in flight on other goroutines are done); later calls
+// are no-ops.
+func (m *IDMap) Close() error {
+	if m == nil {
+		return nil
+	}
+	return m.ref.close()
+}
+
+func (m *IDMap) acquire() (capi.SwigcptrStruct_SS_sfac_idmap, error) {
+	if m == nil {
+		return 0, closedError("IDMap")
+	}
+	return m.ref.acquire("IDMap")
+}
+
+func (m *IDMap) release() { m.ref.release() }
+
+func idmapSize(h capi.SwigcptrStruct_SS_sfac_idmap) (int, error) {
 	n := []int64{0}
-	if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_get_size(h, n) }); err != nil {
+	err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_get_size(h, n) })
+	return int(n[0]), err
+}
+
+// Len is the number of distinct ids (the matrix's rows or columns).
+func (m *IDMap) Len() (int, error) {
+	h, err := m.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer m.release()
+	return idmapSize(h)
+}
+
+// IDs copies the map out: IDs()[i] is the file's id of index i (ascending).
+func (m *IDMap) IDs() ([]int64, error) {
+	h, err := m.acquire()
+	if err != nil {
 		return nil, err
 	}
-	ids := int64s(int(n[0]))
+	defer m.release()
+	n, err := idmapSize(h)
+	if err != nil {
+		return nil, err
+	}
+	ids := int64s(n)
 	if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_get_ids(h, ids) }); err != nil {
 		return nil, err
 	}
 	return ids, nil
+}
+
+// Lookup translates file ids into indices: out[i] is the index of ids[i], or -1 when that id
+// did not occur in the file (the library's answer for unknown ids; it is not an error).
+func (m *IDMap) Lookup(ids []int64) ([]int32, error) {
+	h, err := m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer m.release()
+	out := int32s(len(ids))
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_idmap_lookup(h, int64(len(ids)), ids, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // WriteMatrixMarket writes the matrix as a 1-based "coordinate real general" file.
