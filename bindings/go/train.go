@@ -42,6 +42,17 @@ type EpochInfo struct {
 
 // TrainOptions are the settings of Train. Start from DefaultTrainOptions, which holds the
 // library's defaults for the algorithm, and change what you need.
+//
+// The zero value is not usable, and zero fields do not mean "library default": for most fields
+// zero is itself a valid setting that differs from the default, so it could not also stand for
+// "unset". Iterations = 0 trains no epoch (default 15 or 20), LambdaUser/LambdaItem = 0 turn
+// regularization off (default 0.05 or 0.01), Regularization's zero is Plain (ALS default
+// Weighted), ScaleRatings = false and Decay = 0 change SGD (defaults true and 0.3),
+// ImplicitAlpha = 0 gives every cell the same confidence (default 40), and Algorithm's zero is
+// ALS. Only Rank, CGSteps, LearningRate and InitScale have zero outside their range. So
+// TrainOptions{} is rejected (StatusInvalidArgument, "TrainOptions.Rank: ... = 0 ..."), and a
+// rejected zero field names DefaultTrainOptions in the message; a literal that sets those four
+// trains with zeros everywhere else, which is rarely what was meant.
 type TrainOptions struct {
 	Algorithm      Algorithm
 	Rank           int
@@ -159,10 +170,14 @@ func DefaultTrainOptions(alg Algorithm) (TrainOptions, error) {
 	return opts, nil
 }
 
-// optionError names the Go field: the library's message only knows the option's number.
-func optionError(field string, err error) error {
+// optionError names the Go field: the library's message only knows the option's number. A
+// rejected zero is most likely a field left unset, so the message says where defaults come from.
+func optionError(field string, zero bool, err error) error {
 	if e, ok := err.(*Error); ok {
 		e.Message = "TrainOptions." + field + ": " + e.Message
+		if zero {
+			e.Message += " (a zero field is not the library default: start from DefaultTrainOptions)"
+		}
 	}
 	return err
 }
@@ -172,7 +187,7 @@ func (c *cOptions) apply(opts *TrainOptions) error {
 	for _, o := range intOptions {
 		v := int64(*o.ptr(opts))
 		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_set_int(c.h, o.id, v) }); err != nil {
-			return optionError(o.name, err)
+			return optionError(o.name, v == 0, err)
 		}
 	}
 	for _, o := range boolOptions {
@@ -181,13 +196,13 @@ func (c *cOptions) apply(opts *TrainOptions) error {
 			v = 1
 		}
 		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_set_int(c.h, o.id, v) }); err != nil {
-			return optionError(o.name, err)
+			return optionError(o.name, false, err)
 		}
 	}
 	for _, o := range doubleOptions {
 		v := *o.ptr(opts)
 		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_set_double(c.h, o.id, v) }); err != nil {
-			return optionError(o.name, err)
+			return optionError(o.name, v == 0, err)
 		}
 	}
 	if opts.Validation != nil {
