@@ -41,7 +41,8 @@ class _EpochRelay:
     def __call__(self, epoch, loss, validation_rmse, seconds):
         try:
             if self.show_progress:
-                line = f"epoch {epoch}/{self.iterations}  loss {loss:.6g}"
+                total = f"/{self.iterations}" if self.iterations else ""
+                line = f"epoch {epoch}{total}  loss {loss:.6g}"
                 if not np.isnan(validation_rmse):
                     line += f"  validation rmse {validation_rmse:.6g}"
                 print(line + f"  {seconds:.3f}s", file=sys.stderr, flush=True)
@@ -575,6 +576,8 @@ class Trainer:
         self._estimator = estimator
         ctx, ratings, options, self._relay = estimator._prepare(user_items, validation, callback,
                                                                 show_progress)
+        if self._relay is not None:
+            self._relay.iterations = None  # the caller decides how many epochs run
         with options:  # the trainer copies the options; the relay stays referenced here
             self._handle = _TrainerHandle(call(_core.sfac_trainer_create, ctx, ratings, options))
         self._ratings = ratings

@@ -122,3 +122,13 @@ def test_callback_exception_and_bad_arguments(explicit_data):
         assert t3.run(1) == 1 and np.isfinite(t3.loss)
         assert isinstance(t3.model(), sf.ImplicitALS)
         assert "ImplicitALS" in repr(t3)
+
+
+def test_show_progress_counts_epochs_across_runs(explicit_data, capsys):
+    train, test, _, _ = explicit_data
+    with sf.Trainer(_als(), train, validation=test, show_progress=True) as trainer:
+        trainer.run(2)
+        trainer.run(1)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert [line.split()[1] for line in lines] == ["1", "2", "3"], lines
+    assert all("validation rmse" in line for line in lines)
