@@ -132,3 +132,6 @@ def test_show_progress_counts_epochs_across_runs(explicit_data, capsys):
     lines = capsys.readouterr().err.strip().splitlines()
     assert [line.split()[1] for line in lines] == ["1", "2", "3"], lines
     assert all("validation rmse" in line for line in lines)
+    _als(iterations=3).fit(train, show_progress=True)
+    fit_lines = capsys.readouterr().err.strip().splitlines()
+    assert [line.split()[1] for line in fit_lines] == ["1/3", "2/3", "3/3"], fit_lines
