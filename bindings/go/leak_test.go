@@ -49,7 +49,7 @@ func rssKiB(t *testing.T) int64 {
 
 // One create/close cycle of every object kind, including a training run and a trainer with
 // a callback (a cgo.Handle each). With leave, the objects are left to the finalizers.
-func leakCycle(t *testing.T, i int, leave bool, opts sparsefac.TrainOptions, rows, cols []int32, vals []float32) {
+func leakCycle(t *testing.T, i int, leave bool, opts sparsefac.TrainOptions, rows, cols []int32, vals []float32, ratingsFile string) {
 	ctx, err := sparsefac.NewContext(sparsefac.CPU, sparsefac.WithThreads(1), sparsefac.WithSeed(uint64(i)))
 	must(t, err)
 	m, err := sparsefac.FromCOO(ctx, 20, 20, rows, cols, vals, 0)
@@ -59,6 +59,18 @@ func leakCycle(t *testing.T, i int, leave bool, opts sparsefac.TrainOptions, row
 	p, err := m.Like(nil)
 	must(t, err)
 	must(t, sparsefac.SDDMM(ctx, sparsefac.Pattern, 1, d, d, m, 0, p))
+	plan, err := sparsefac.NewSDDMMPlan(ctx, m, 2, sparsefac.SDDMMAuto)
+	must(t, err)
+	must(t, sparsefac.SDDMMWithPlan(ctx, plan, sparsefac.Scaled, 1, d, d, m, 0, p))
+	off, idx, _, err := p.ToCSC()
+	must(t, err)
+	csc, err := sparsefac.FromCSC(ctx, 20, 20, off, idx, nil, 0)
+	must(t, err)
+	file, userIDs, itemIDs, err := sparsefac.ReadFileRemapped(ctx, ratingsFile, sparsefac.FormatTriplets, 0)
+	must(t, err)
+	if _, err := userIDs.Lookup([]int64{7, 8}); err != nil {
+		t.Fatal(err)
+	}
 	opts.OnEpoch = func(sparsefac.EpochInfo) (bool, error) { return false, nil }
 	model, err := sparsefac.Train(ctx, m, opts)
 	must(t, err)
@@ -75,7 +87,7 @@ func leakCycle(t *testing.T, i int, leave bool, opts sparsefac.TrainOptions, row
 	if leave {
 		return
 	}
-	for _, c := range []interface{ Close() error }{snapshot, trainer, model, p, d, m, ctx} {
+	for _, c := range []interface{ Close() error }{snapshot, trainer, model, itemIDs, userIDs, file, csc, plan, p, d, m, ctx} {
 		must(t, c.Close())
 	}
 }
@@ -89,22 +101,30 @@ func leakData() (rows, cols []int32, vals []float32) {
 	return rows, cols, vals
 }
 
+// leakRatingsFile writes a small triplet file with arbitrary ids for ReadFileRemapped.
+func leakRatingsFile(t *testing.T) string {
+	path := t.TempDir() + "/ratings.txt"
+	must(t, os.WriteFile(path, []byte("7 1001 1\n8 1001 2\n123456789 5 3\n"), 0o644))
+	return path
+}
+
 func TestNoLeakOver10kCycles(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's shadow memory makes RSS meaningless")
 	}
 	rows, cols, vals := leakData()
+	file := leakRatingsFile(t)
 	opts, err := sparsefac.DefaultTrainOptions(sparsefac.ALS)
 	must(t, err)
 	opts.Rank, opts.Iterations = 2, 1
 	for i := 0; i < 2000; i++ { // warm-up: allocator pools, Go heap, thread stacks
-		leakCycle(t, i, false, opts, rows, cols, vals)
+		leakCycle(t, i, false, opts, rows, cols, vals, file)
 	}
 	live := sparsefac.LiveObjects()
 	before := rssKiB(t)
 	const cycles = 10000
 	for i := 0; i < cycles; i++ {
-		leakCycle(t, i, false, opts, rows, cols, vals)
+		leakCycle(t, i, false, opts, rows, cols, vals, file)
 	}
 	after := rssKiB(t)
 	t.Logf("RSS before %d KiB, after %d cycles %d KiB (%+d KiB)", before, cycles, after, after-before)
@@ -122,13 +142,14 @@ func TestNoLeakOver10kCycles(t *testing.T) {
 // invisible to Go's GC pacing and piles up between collections, which is why Close is the rule.)
 func TestFinalizersReleaseUnclosedObjects(t *testing.T) {
 	rows, cols, vals := leakData()
+	file := leakRatingsFile(t)
 	opts, err := sparsefac.DefaultTrainOptions(sparsefac.ALS)
 	must(t, err)
 	opts.Rank, opts.Iterations = 2, 1
 	drainFinalizers()
 	before := sparsefac.LiveObjects()
 	for i := 0; i < 2000; i++ {
-		leakCycle(t, i, true, opts, rows, cols, vals)
+		leakCycle(t, i, true, opts, rows, cols, vals, file)
 	}
 	left := sparsefac.LiveObjects()
 	drainFinalizers()
