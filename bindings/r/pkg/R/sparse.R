@@ -132,10 +132,44 @@ sfac_read_sparse <- function(path, ctx = default_context(),
   if (remap_ids) {
     m$user_ids <- idmap_ids(out[[2L]])
     m$item_ids <- idmap_ids(out[[3L]])
-    native_r_close(out[[2L]])
-    native_r_close(out[[3L]])
+    # The maps stay with the matrix for lookup_ids(); close(m) frees them too.
+    m$id_maps <- list(user = out[[2L]], item = out[[3L]])
   }
   m
+}
+
+close.sfac_matrix <- function(con, ...) {
+  for (map in con$id_maps) native_r_close(map)
+  NextMethod()
+}
+
+# Original file ids -> 1-based indices of a matrix read with remap_ids = TRUE.
+lookup_ids <- function(x, ids, side = c("user", "item"), strict = TRUE) {
+  side <- match.arg(side)
+  ptr_of(x, "sfac_matrix", "x")
+  if (is.null(x$id_maps)) {
+    sfac_abort("'x' has no id maps: read it with sfac_read_sparse(..., remap_ids = TRUE)")
+  }
+  map <- x$id_maps[[side]]
+  if (!isTRUE(native_r_is_open(map))) sfac_abort("the id map is closed", 2L)
+  if (!is.numeric(ids)) sfac_abort(sprintf("%s ids must be numeric", side))
+  if (anyNA(ids)) sfac_abort(sprintf("%s ids must not be NA", side))
+  if (any(ids != floor(ids) | abs(ids) > 2^53)) {
+    sfac_abort(sprintf("%s ids must be whole numbers of magnitude at most 2^53", side))
+  }
+  found <- sfac_ok(native_idmap_lookup(map, length(ids), as.double(ids), length(ids)),
+                   "lookup_ids")[[1L]]
+  if (length(ids) == 0L) return(integer(0))
+  missing <- found < 0L
+  if (strict && any(missing)) {
+    bad <- ids[missing]
+    sfac_abort(sprintf("lookup_ids: %d %s id%s did not occur in the file (first: %s)",
+                       length(bad), side, if (length(bad) == 1L) "" else "s",
+                       format(bad[1L], scientific = FALSE)), 3L)
+  }
+  found <- found + 1L
+  found[missing] <- NA_integer_
+  found
 }
 
 idmap_ids <- function(ptr) {

@@ -11,15 +11,18 @@ opt <- list(rank = 1L, iterations = 2L, lambda = 3L, lambda_user = 4L, lambda_it
 int_options <- c("rank", "iterations", "use_biases", "deterministic", "regularization",
                  "solver", "cg_steps", "scale_ratings")
 
-train_model <- function(algorithm, ratings, settings, validation, callback, ctx) {
-  cptr <- ptr_of(ctx, "sfac_context", "ctx")
-  rm <- as_sparse_arg(ratings, ctx, "ratings")
-  on.exit(if (!is.null(rm$temp)) close(rm$temp))
+# A native options object for `algorithm` with `settings` applied. Returns the options pointer,
+# the conversions that must outlive it (validation) and the environment in which a failing
+# callback leaves its condition.
+make_options <- function(algorithm, settings, validation, callback, ctx) {
   optr <- sfac_ok(native_train_options_create(algorithm_codes[[algorithm]]), algorithm)[[1L]]
-  on.exit(native_r_close(optr), add = TRUE)
+  keep <- list()
+  ok <- FALSE
+  on.exit(if (!ok) native_r_close(optr))
   for (name in names(settings)) {
     value <- settings[[name]]
     if (is.null(value)) next
+    if (!name %in% names(opt)) sfac_abort(sprintf("unknown training option '%s'", name))
     if (is.logical(value)) value <- as.numeric(value)
     if (!is.numeric(value) || length(value) != 1L || is.na(value)) {
       sfac_abort(sprintf("'%s' must be a single number", name))
@@ -33,10 +36,11 @@ train_model <- function(algorithm, ratings, settings, validation, callback, ctx)
   }
   if (!is.null(validation)) {
     vm <- as_sparse_arg(validation, ctx, "validation")
-    on.exit(if (!is.null(vm$temp)) close(vm$temp), add = TRUE)
+    keep <- c(keep, list(vm$temp))
     sfac_ok(native_train_options_set_validation(optr, vm$ptr), algorithm)
   }
   failure <- new.env(parent = emptyenv())
+  trampoline <- NULL
   if (!is.null(callback)) {
     if (!is.function(callback)) sfac_abort("'callback' must be a function or NULL")
     trampoline <- function(epoch, loss, rmse, seconds) {
@@ -50,16 +54,108 @@ train_model <- function(algorithm, ratings, settings, validation, callback, ctx)
     }
     sfac_ok(native_train_options_set_callback(optr, trampoline), algorithm)
   }
-  res <- native_train(cptr, rm$ptr, optr)
-  if (res[[1L]] != 0L) {
-    if (res[[1L]] == 14L && !is.null(failure$error)) {
-      stop(sfac_condition(paste0(algorithm, ": the callback failed: ",
-                                 conditionMessage(failure$error)),
-                          14L, call = sys.call(-1L), parent = failure$error))
-    }
-    sfac_fail(res[[1L]], algorithm)
+  ok <- TRUE
+  list(ptr = optr, keep = keep, failure = failure, trampoline = trampoline)
+}
+
+# Raises a failed training call's error; the callback's own condition becomes the parent.
+training_failed <- function(status, algorithm, failure, call) {
+  if (status == 14L && !is.null(failure$error)) {
+    err <- failure$error
+    failure$error <- NULL
+    stop(sfac_condition(paste0(algorithm, ": the callback failed: ", conditionMessage(err)),
+                        14L, call = call, parent = err))
   }
+  sfac_fail(status, algorithm)
+}
+
+train_model <- function(algorithm, ratings, settings, validation, callback, ctx) {
+  cptr <- ptr_of(ctx, "sfac_context", "ctx")
+  rm <- as_sparse_arg(ratings, ctx, "ratings")
+  on.exit(if (!is.null(rm$temp)) close(rm$temp))
+  o <- make_options(algorithm, settings, validation, callback, ctx)
+  on.exit({
+    native_r_close(o$ptr)
+    for (m in o$keep) if (!is.null(m)) close(m)
+  }, add = TRUE)
+  call <- sys.call(-1L)
+  res <- native_train(cptr, rm$ptr, o$ptr)
+  if (res[[1L]] != 0L) training_failed(res[[1L]], algorithm, o$failure, call)
   wrap_model(res[[2L]])
+}
+
+# The R-level spellings of als()/sgd() for the options of a trainer.
+trainer_settings <- function(settings) {
+  if (length(settings) && (is.null(names(settings)) || any(!nzchar(names(settings))))) {
+    sfac_abort("training options must be named")
+  }
+  rename <- c(biases = "use_biases")
+  names(settings) <- ifelse(names(settings) %in% names(rename), rename[names(settings)],
+                            names(settings))
+  if (!is.null(settings$weighted)) {
+    settings$regularization <- as.integer(isTRUE(settings$weighted))
+    settings$weighted <- NULL
+  }
+  if (is.character(settings$solver)) {
+    code <- match(settings$solver, c("cholesky", "cg")) - 1L
+    if (length(code) != 1L || is.na(code)) sfac_abort("'solver' must be \"cholesky\" or \"cg\"")
+    settings$solver <- code
+  }
+  settings
+}
+
+# Step-wise training: the caller owns the loop.
+sfac_trainer <- function(ratings, algorithm = c("als", "implicit_als", "sgd"), ...,
+                         validation = NULL, callback = NULL, ctx = default_context()) {
+  algorithm <- match.arg(algorithm)
+  cptr <- ptr_of(ctx, "sfac_context", "ctx")
+  settings <- trainer_settings(list(...))
+  rm <- as_sparse_arg(ratings, ctx, "ratings")
+  o <- make_options(algorithm, settings, validation, callback, ctx)
+  res <- native_trainer_create(cptr, rm$ptr, o$ptr)
+  if (res[[1L]] != 0L) {
+    native_r_close(o$ptr)
+    sfac_fail(res[[1L]], "sfac_trainer")
+  }
+  # The trainer copies the options (the callback's pointer included) and keeps the ratings
+  # alive; the R objects it refers to stay referenced from the trainer object.
+  new_sfac_object(res[[2L]], "sfac_trainer", algorithm = algorithm, options = o,
+                  ratings = rm$temp, ctx = ctx)
+}
+
+trainer_ptr <- function(tr) ptr_of(tr, "sfac_trainer", "trainer")
+
+train_epochs <- function(trainer, epochs = 1L) {
+  ptr <- trainer_ptr(trainer)
+  check_count(epochs, "epochs")
+  if (epochs > .Machine$integer.max) sfac_abort("'epochs' is too large")
+  call <- sys.call()
+  res <- native_trainer_run(ptr, as.integer(epochs), 1)
+  if (res[[1L]] != 0L) {
+    training_failed(res[[1L]], "train_epochs", trainer$options$failure, call)
+  }
+  invisible(res[[2L]])
+}
+
+trainer_epochs <- function(trainer) {
+  sfac_ok(native_trainer_run(trainer_ptr(trainer), 0L, 1), "trainer_epochs")[[1L]]
+}
+
+trainer_loss <- function(trainer) {
+  sfac_ok(native_trainer_get_loss(trainer_ptr(trainer), 1), "trainer_loss")[[1L]]
+}
+
+trainer_model <- function(trainer) {
+  wrap_model(sfac_ok(native_trainer_get_model(trainer_ptr(trainer)), "trainer_model")[[1L]])
+}
+
+print.sfac_trainer <- function(x, ...) {
+  if (is_open(x)) {
+    cat(sprintf("<sparsefac trainer: %s, %d epochs run>\n", x$algorithm, trainer_epochs(x)))
+  } else {
+    cat(sprintf("<sparsefac trainer: %s> (closed)\n", x$algorithm))
+  }
+  invisible(x)
 }
 
 als <- function(ratings, rank = 32L, iterations = 15L, lambda = 0.05, biases = FALSE,
