@@ -121,20 +121,32 @@ func TestNoLeakOver10kCycles(t *testing.T) {
 		leakCycle(t, i, false, opts, rows, cols, vals, file)
 	}
 	live := sparsefac.LiveObjects()
-	before := rssKiB(t)
-	const cycles = 10000
-	for i := 0; i < cycles; i++ {
-		leakCycle(t, i, false, opts, rows, cols, vals, file)
+	// RSS settles by up to ~3 MiB in one round on a busy machine (Go heap, malloc arenas), in
+	// either direction; a leak grows in every round. So the test fails only when all rounds
+	// grow: the smallest growth is the leak's lower bound.
+	const cycles, rounds = 10000, 3
+	minGrowth := int64(1 << 62)
+	for r := 0; r < rounds; r++ {
+		before := rssKiB(t)
+		for i := 0; i < cycles; i++ {
+			leakCycle(t, i, false, opts, rows, cols, vals, file)
+		}
+		after := rssKiB(t)
+		t.Logf("round %d: RSS before %d KiB, after %d cycles %d KiB (%+d KiB)", r, before, cycles, after, after-before)
+		if after-before < minGrowth {
+			minGrowth = after - before
+		}
+		if minGrowth <= 3072 && r >= 1 {
+			break
+		}
 	}
-	after := rssKiB(t)
-	t.Logf("RSS before %d KiB, after %d cycles %d KiB (%+d KiB)", before, cycles, after, after-before)
 	if sparsefac.LiveObjects() != live {
 		t.Fatalf("%d objects not released after explicit Close", sparsefac.LiveObjects()-live)
 	}
-	// Measured growth without a leak: +0.5 to +1.4 MiB (Go heap and malloc arenas settling).
-	// Leaking one 140-nonzero matrix per cycle alone would add more than 10 MiB.
-	if after-before > 3072 {
-		t.Fatalf("RSS grew by %d KiB over %d cycles", after-before, cycles)
+	// Measured growth without a leak: -2 to +3 MiB per round. Leaking one 140-nonzero matrix
+	// per cycle alone would add more than 10 MiB to every round.
+	if minGrowth > 3072 {
+		t.Fatalf("RSS grew by at least %d KiB in each round of %d cycles", minGrowth, cycles)
 	}
 }
 
