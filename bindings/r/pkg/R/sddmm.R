@@ -4,10 +4,15 @@
 sddmm_modes <- c(scaled = 0L, pattern = 1L, residual = 2L)
 sddmm_algorithms <- c(auto = 0L, row_split = 1L, nnz_split = 2L, tiled = 3L)
 
+# An operand's pointer and whether it is a fresh conversion (closed by the caller).
 dense_handle <- function(cptr, m, arg) {
-  if (!is.matrix(m) || !is.numeric(m)) sfac_abort(sprintf("'%s' must be a numeric matrix", arg))
+  if (inherits(m, "sfac_dense")) return(list(ptr = ptr_of(m, "sfac_dense", arg), temp = FALSE))
+  if (!is.matrix(m) || !is.numeric(m)) {
+    sfac_abort(sprintf("'%s' must be a numeric matrix or an sfac_dense", arg))
+  }
   # The library is row-major; R is column-major.
-  sfac_ok(native_dense_create(cptr, nrow(m), ncol(m), 0L, as.double(t(m))), arg)[[1L]]
+  list(ptr = sfac_ok(native_dense_create(cptr, nrow(m), ncol(m), 0L, as.double(t(m))),
+                     arg)[[1L]], temp = TRUE)
 }
 
 # The values of `x` in the canonical (row-major) order of the library matrix `pattern`; `x`
@@ -92,16 +97,16 @@ sfac_sddmm <- function(a, b, s = NULL, mode = c("pattern", "scaled", "residual")
   }
   on.exit(if (!is.null(sm$temp)) close(sm$temp))
   s_obj <- if (is.null(sm$temp)) s else sm$temp
-  aptr <- dense_handle(cptr, a, "a")
-  on.exit(native_r_close(aptr), add = TRUE)
-  bptr <- dense_handle(cptr, b, "b")
-  on.exit(native_r_close(bptr), add = TRUE)
+  ad <- dense_handle(cptr, a, "a")
+  on.exit(if (ad$temp) native_r_close(ad$ptr), add = TRUE)
+  bd <- dense_handle(cptr, b, "b")
+  on.exit(if (bd$temp) native_r_close(bd$ptr), add = TRUE)
   # P starts from p's values (s's when p is NULL); they are only read when beta != 0.
   old <- if (beta == 0) NULL else if (is.null(p)) NULL else values_on_pattern(s_obj, p, ctx, "p")
   if (beta != 0 && is.null(p)) old <- sparse_triplets(s_obj)$x
   out <- wrap_sparse(sfac_ok(native_sparse_create_like(sm$ptr, old), "sfac_sddmm")[[1L]])
   on.exit(close(out), add = TRUE)
-  sfac_ok(native_sddmm(cptr, sddmm_modes[[mode]], as.double(alpha), aptr, bptr, sm$ptr,
+  sfac_ok(native_sddmm(cptr, sddmm_modes[[mode]], as.double(alpha), ad$ptr, bd$ptr, sm$ptr,
                        as.double(beta), out$ptr, plan_ptr), "sfac_sddmm")
   as_dgc(out)
 }
