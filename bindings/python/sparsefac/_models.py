@@ -560,8 +560,9 @@ class Trainer:
             while trainer.run(1) and trainer.loss > target: ...
             model = trainer.model()
 
-    `estimator` is an (unfitted or fitted) estimator whose hyperparameters and context are
-    used; it is not modified. `validation` and `callback(epoch, train_loss, validation_rmse,
+    `estimator` is an estimator instance (or class, for its defaults) whose hyperparameters
+    and context are used; its model is left alone (like fit, it gets a private CPU context if
+    it has none). `validation` and `callback(epoch, train_loss, validation_rmse,
     seconds)` behave as in fit: a truthy callback return stops the current run() early, an
     exception in it raises CallbackError from it. Epochs count on across run() calls, and
     running 3 then 2 epochs gives the factors of one 5-epoch run."""
