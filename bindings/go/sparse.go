@@ -96,55 +96,52 @@ func FromCOO(ctx *Context, rows, cols int, rowIdx, colIdx []int32, values []floa
 // FromCSR creates a matrix from CSR arrays: rowOffsets has rows + 1 entries starting at 0.
 // values may be nil (pattern matrix).
 func FromCSR(ctx *Context, rows, cols int, rowOffsets []int64, colIdx []int32, values []float32, flags SparseFlags) (*SparseMatrix, error) {
-	c, err := ctx.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer ctx.release()
-	if rows < 0 || len(rowOffsets) != rows+1 {
-		return nil, errorf(StatusShapeMismatch, "FromCSR: %d rows need %d row offsets, got %d", rows, rows+1, len(rowOffsets))
-	}
-	nnz := rowOffsets[rows]
-	if int64(len(colIdx)) != nnz {
-		return nil, errorf(StatusShapeMismatch, "FromCSR: row offsets end at %d but %d column indices", nnz, len(colIdx))
-	}
-	if values != nil && int64(len(values)) != nnz {
-		return nil, errorf(StatusShapeMismatch, "FromCSR: %d nonzeros but %d values", nnz, len(values))
-	}
-	var h uintptr
-	err = call(func() capi.Enum_SS_sfac_status {
-		return capi.Sfac_sparse_create_csr(c, int64(rows), int64(cols), rowOffsets, nonNil(colIdx), values, uint(flags), &h)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return newSparse(h), nil
+	return fromCompressed(ctx, compressedForm{"FromCSR", "rows", "row offsets", "column indices", rows},
+		rowOffsets, colIdx, values,
+		func(c capi.SwigcptrStruct_SS_sfac_context, h *uintptr) capi.Enum_SS_sfac_status {
+			return capi.Sfac_sparse_create_csr(c, int64(rows), int64(cols), rowOffsets, nonNil(colIdx), values, uint(flags), h)
+		})
 }
 
 // FromCSC creates a matrix from CSC arrays: colOffsets has cols + 1 entries starting at 0.
 // values may be nil (pattern matrix). The matrix is stored (and read back by ToCOO, Values,
 // ...) in row-major order like every other matrix.
 func FromCSC(ctx *Context, rows, cols int, colOffsets []int64, rowIdx []int32, values []float32, flags SparseFlags) (*SparseMatrix, error) {
+	return fromCompressed(ctx, compressedForm{"FromCSC", "columns", "column offsets", "row indices", cols},
+		colOffsets, rowIdx, values,
+		func(c capi.SwigcptrStruct_SS_sfac_context, h *uintptr) capi.Enum_SS_sfac_status {
+			return capi.Sfac_sparse_create_csc(c, int64(rows), int64(cols), colOffsets, nonNil(rowIdx), values, uint(flags), h)
+		})
+}
+
+// compressedForm names the parts of a CSR or CSC input for error messages; major is the number
+// of rows (CSR) or columns (CSC).
+type compressedForm struct {
+	function, majors, offsets, indices string
+	major                              int
+}
+
+// fromCompressed checks the lengths of CSR/CSC arrays against each other (the library cannot
+// see a Go slice's length) and then creates the matrix with create.
+func fromCompressed(ctx *Context, f compressedForm, offsets []int64, indices []int32, values []float32,
+	create func(capi.SwigcptrStruct_SS_sfac_context, *uintptr) capi.Enum_SS_sfac_status) (*SparseMatrix, error) {
 	c, err := ctx.acquire()
 	if err != nil {
 		return nil, err
 	}
 	defer ctx.release()
-	if cols < 0 || len(colOffsets) != cols+1 {
-		return nil, errorf(StatusShapeMismatch, "FromCSC: %d columns need %d column offsets, got %d", cols, cols+1, len(colOffsets))
+	if f.major < 0 || len(offsets) != f.major+1 {
+		return nil, errorf(StatusShapeMismatch, "%s: %d %s need %d %s, got %d", f.function, f.major, f.majors, f.major+1, f.offsets, len(offsets))
 	}
-	nnz := colOffsets[cols]
-	if int64(len(rowIdx)) != nnz {
-		return nil, errorf(StatusShapeMismatch, "FromCSC: column offsets end at %d but %d row indices", nnz, len(rowIdx))
+	nnz := offsets[f.major]
+	if int64(len(indices)) != nnz {
+		return nil, errorf(StatusShapeMismatch, "%s: %s end at %d but %d %s", f.function, f.offsets, nnz, len(indices), f.indices)
 	}
 	if values != nil && int64(len(values)) != nnz {
-		return nil, errorf(StatusShapeMismatch, "FromCSC: %d nonzeros but %d values", nnz, len(values))
+		return nil, errorf(StatusShapeMismatch, "%s: %d nonzeros but %d values", f.function, nnz, len(values))
 	}
 	var h uintptr
-	err = call(func() capi.Enum_SS_sfac_status {
-		return capi.Sfac_sparse_create_csc(c, int64(rows), int64(cols), colOffsets, nonNil(rowIdx), values, uint(flags), &h)
-	})
-	if err != nil {
+	if err := call(func() capi.Enum_SS_sfac_status { return create(c, &h) }); err != nil {
 		return nil, err
 	}
 	return newSparse(h), nil
