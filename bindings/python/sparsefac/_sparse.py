@@ -162,19 +162,19 @@ class SparseMatrix(Handle):
     def to_csr(self):
         """(indptr int64, indices int32, values float32)."""
         rows, _, nnz = call(_core.sfac_sparse_get_shape, self)
-        p = np.empty(rows + 1, np.int64)
-        i = np.empty(nnz, np.int32)
-        v = np.empty(nnz, np.float32)
-        call(_core.sfac_sparse_download_csr, self, p, i, v)
-        return p, i, v
+        return self._download_compressed(_core.sfac_sparse_download_csr, rows, nnz)
 
     def to_csc(self):
         """(indptr int64, indices int32, values float32), sorted by (column, row)."""
         _, cols, nnz = call(_core.sfac_sparse_get_shape, self)
-        p = np.empty(cols + 1, np.int64)
+        return self._download_compressed(_core.sfac_sparse_download_csc, cols, nnz)
+
+    def _download_compressed(self, download, major, nnz):
+        # CSR and CSC downloads differ only in the function and the offsets' length.
+        p = np.empty(major + 1, np.int64)
         i = np.empty(nnz, np.int32)
         v = np.empty(nnz, np.float32)
-        call(_core.sfac_sparse_download_csc, self, p, i, v)
+        call(download, self, p, i, v)
         return p, i, v
 
     def to_scipy(self, format="csr"):
