@@ -37,8 +37,13 @@ fi
 install_pip() {
   [[ ${#pip_files[@]} -eq 0 ]] && return 0
   # Debian's own python3 refuses pip (PEP 668) and gets these modules from apt
-  # (bindings/python/apt-packages.txt); other interpreters (pyenv) get them from PyPI.
-  if python3 -c 'import numpy, scipy, pytest, setuptools, wheel' 2>/dev/null; then
+  # (bindings/python/apt-packages.txt); other interpreters (pyenv) get them from PyPI. The
+  # distributions to look for are the requirement files' names, without version specifiers.
+  local names=()
+  mapfile -t names < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e 's/[<>=!~;[].*//' \
+    "${pip_files[@]}" | grep -v '^$')
+  if python3 -c 'import importlib.metadata as m, sys; [m.version(n) for n in sys.argv[1:]]' \
+    "${names[@]}" 2>/dev/null; then
     echo "install-deps: python modules of ${pip_files[*]} present"
     return 0
   fi
