@@ -203,33 +203,41 @@ class CudaDenseMatrix final : public DenseMatrix {
   DeviceBuffer<uint8_t> bytes_;
 };
 
-// A TILED plan owns the pattern's panel-major nonzero order (see sddmm_tiled.cuh).
+// A TILED plan owns the band tiling of its pattern and the table of where each (row, band)
+// range starts (see sddmm_tiled.cuh). Where that table would be larger than the pattern itself
+// (very sparse patterns: under one nonzero per row and band), the plan keeps no table and the
+// calls run the nonzero-split kernel. A plan that AUTO chose uses the bands for float32
+// factors only (the regime it was chosen for, see make_sddmm_plan).
 class CudaTiledPlan final : public SddmmPlan {
  public:
-  CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id, int64_t k, int64_t nnz,
-                int64_t cols, cudaStream_t stream)
+  CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id,
+                const CudaPattern& pattern, int64_t k, int sms, bool float32_only,
+                cudaStream_t stream)
       : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED),
         backend_(std::move(backend)),
-        order_(static_cast<size_t>(nnz), stream) {
-    panels_.panel_width = kernels::tiled_panel_width(k);
-    panels_.panels = (cols + panels_.panel_width - 1) / panels_.panel_width;
-    panel_offsets_ = DeviceBuffer<int64_t>(static_cast<size_t>(panels_.panels) + 1, stream);
-    panels_.order = order_.data();
-    panels_.panel_offsets = panel_offsets_.data();
+        float32_only_(float32_only) {
+    tiling_ = kernels::plan_band_tiling(k, pattern.rows, pattern.cols, pattern.nnz, sms);
+    if (!kernels::band_tiling_pays(tiling_, pattern.rows, pattern.nnz)) return;
+    starts_ = DeviceBuffer<int32_t>(
+        static_cast<size_t>(kernels::band_table_entries(tiling_, pattern.rows)), stream);
+    kernels::build_band_starts(pattern.offsets.data(), pattern.indices.data(), pattern.rows,
+                               tiling_.band_width, tiling_.bands, starts_.data(), stream);
+    tiling_.band_starts = starts_.data();
   }
 
-  void build(const int32_t* cols, int64_t nnz, int64_t ncols, cudaStream_t stream) {
-    kernels::build_panel_order(cols, nnz, ncols, panels_.panel_width, order_.data(),
-                               panel_offsets_.data(), stream);
+  // Null when the bands do not serve factors of this element type.
+  const kernels::BandTiling* tiling(kernels::ElemType elem) const {
+    if (!tiling_.band_starts || (float32_only_ && elem != kernels::ElemType::F32)) return nullptr;
+    return &tiling_;
   }
-  const kernels::PanelOrder& panels() const { return panels_; }
 
  private:
   // Declared first, destroyed last: the buffers are freed on the backend's stream, which must
   // outlive them even when the context is destroyed before the plan.
   std::shared_ptr<Backend> backend_;
-  DeviceBuffer<int64_t> order_, panel_offsets_;
-  kernels::PanelOrder panels_;
+  bool float32_only_;
+  DeviceBuffer<int32_t> starts_;
+  kernels::BandTiling tiling_;
 };
 
 kernels::ElemType elem_type(sfac_dtype dtype) {
@@ -275,6 +283,8 @@ CudaBackend::CudaBackend(int device, int num_threads)
   cudaDeviceProp prop{};
   SFAC_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
   name_ = prop.name;
+  sms_ = prop.multiProcessorCount;
+  l2_bytes_ = prop.l2CacheSize;
   SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   // Keep freed blocks in the pool: training loops then reuse memory without cudaMalloc.
   cudaMemPool_t pool = nullptr;
@@ -328,20 +338,44 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
                                                         sfac_sddmm_algorithm algorithm) {
   const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
   DeviceGuard guard(device_);
+  bool float32_only = false;
   if (algorithm == SFAC_SDDMM_ALG_AUTO) {
-    // The nonzero-split kernel balances any row-length distribution and still reuses A across
-    // a row from registers (docs/perf-notes.md has the measurements behind this choice).
-    algorithm = SFAC_SDDMM_ALG_NNZ_SPLIT;
+    // The nonzero-split kernel balances any row-length distribution and reuses A across a row
+    // from registers; its B rows come from L2. Only when float32 B is far larger than L2 do
+    // its gathers go to DRAM, and staging B once per band tile wins (measured on an H100:
+    // 100k x 100k at 1%, K = 512: 41.7 ms vs 56.9; with B in L2 or 16-bit factors the
+    // nonzero split stays ahead; docs/perf-notes.md). The band table must also pay.
+    const auto tiling = kernels::plan_band_tiling(k, s.rows(), s.cols(), s.nnz(), sms_);
+    const bool b_beyond_l2 = s.cols() * k * static_cast<int64_t>(sizeof(float)) > 2 * l2_bytes_;
+    const bool tiled =
+        k % 4 == 0 && b_beyond_l2 && kernels::band_tiling_pays(tiling, s.rows(), s.nnz());
+    algorithm = tiled ? SFAC_SDDMM_ALG_TILED : SFAC_SDDMM_ALG_NNZ_SPLIT;
+    float32_only = tiled;
   }
   if (algorithm == SFAC_SDDMM_ALG_TILED) {
-    auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), pattern.pattern_id(), k,
-                                                s.nnz(), s.cols(), stream_);
-    plan->build(s.pattern().indices.data(), s.nnz(), s.cols(), stream_);
-    s.pattern().rows_of_nonzeros(stream_);
+    auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k,
+                                                sms_, float32_only, stream_);
+    // Calls the bands do not serve run the nonzero split, which needs each nonzero's row.
+    if (float32_only || !plan->tiling(kernels::ElemType::F32))
+      s.pattern().rows_of_nonzeros(stream_);
     return plan;
   }
   if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(stream_);
   return std::make_unique<SddmmPlan>(pattern.pattern_id(), k, algorithm);
+}
+
+bool CudaBackend::run_tiled(const kernels::SddmmArgs& args, const kernels::BandTiling& tiling,
+                            int64_t cols) {
+  if (kernels::tiled_slices(args) == 1) {
+    return kernels::launch_sddmm_tiled(args, tiling, cols, nullptr, stream_);
+  }
+  // Partial sums of the K-slices: in P when nothing reads P's old values or S, else in a
+  // scratch buffer from the pool.
+  if (args.op == kernels::SddmmOp::Pattern && args.beta == 0.0f) {
+    return kernels::launch_sddmm_tiled(args, tiling, cols, args.p, stream_);
+  }
+  DeviceBuffer<float> partial(static_cast<size_t>(args.nnz), stream_);
+  return kernels::launch_sddmm_tiled(args, tiling, cols, partial.data(), stream_);
 }
 
 void CudaBackend::sddmm(const SddmmCall& call) {
@@ -366,13 +400,15 @@ void CudaBackend::sddmm(const SddmmCall& call) {
   args.k = a.cols();
   args.alpha = call.alpha;
   args.beta = call.beta;
+  const kernels::BandTiling* tiling =
+      call.plan.algorithm() == SFAC_SDDMM_ALG_TILED
+          ? static_cast<const CudaTiledPlan&>(call.plan).tiling(args.elem)
+          : nullptr;
+  if (tiling && run_tiled(args, *tiling, s.cols())) return;
   if (call.plan.algorithm() == SFAC_SDDMM_ALG_TILED) {
-    const auto& tiled = static_cast<const CudaTiledPlan&>(call.plan);
+    // Too sparse for bands, K not whole 16-byte vectors, or factors the bands do not serve.
     args.row_of = s.pattern().rows_of_nonzeros(stream_);
-    // K too large for a shared-memory panel (or not whole 16-byte vectors): nonzero split.
-    if (!kernels::launch_sddmm_tiled(args, tiled.panels(), s.cols(), stream_)) {
-      kernels::launch_sddmm_nnz_split(args, stream_);
-    }
+    kernels::launch_sddmm_nnz_split(args, stream_);
   } else if (call.plan.algorithm() == SFAC_SDDMM_ALG_NNZ_SPLIT) {
     args.row_of = s.pattern().rows_of_nonzeros(stream_);
     kernels::launch_sddmm_nnz_split(args, stream_);

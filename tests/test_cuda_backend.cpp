@@ -1,4 +1,5 @@
 // The CUDA backend against the CPU backend and an fp64 reference. Skipped without a device.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -180,6 +181,154 @@ TEST(Cuda, SddmmMatchesTheFp64ReferenceForEveryAlgorithmModeAndK) {
           }
         }
       }
+    }
+  }
+}
+
+// The band-tiled kernel on a pattern wider than one band and taller than one row block, with one
+// row spread over many work items, K cut into several slices (the last one partial) and the
+// in-place case whose partial sums need a scratch buffer.
+TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 23);
+  Context ctx = make_cuda_context();
+  std::normal_distribution<float> d;
+  const Pattern p = make_pattern(3000, 2500, 90000, true, g);
+  Sparse s = upload(ctx.get(), p);
+  int64_t nnz = 0;
+  SFAC_ASSERT_OK(sfac_sparse_get_shape(s.get(), nullptr, nullptr, &nnz));
+  std::vector<int64_t> off(p.rows + 1);
+  std::vector<int32_t> cols(nnz);
+  std::vector<float> sv(nnz);
+  SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), cols.data(), sv.data()));
+  struct Run {
+    int64_t k;
+    sfac_dtype dtype;
+  };
+  for (Run run : {Run{4, SFAC_DTYPE_FLOAT32}, Run{32, SFAC_DTYPE_FLOAT32},
+                  Run{100, SFAC_DTYPE_FLOAT32}, Run{512, SFAC_DTYPE_FLOAT32},
+                  Run{32, SFAC_DTYPE_BFLOAT16}, Run{104, SFAC_DTYPE_BFLOAT16}}) {
+    const int64_t k = run.k;
+    std::vector<float> a(p.rows * k), b(p.cols * k), old(nnz);
+    for (float& x : a) x = d(g);
+    for (float& x : b) x = d(g);
+    for (float& x : old) x = d(g);
+    sfac_dense *ra = nullptr, *rb = nullptr;
+    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), p.rows, k, run.dtype, a.data(), &ra));
+    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), p.cols, k, run.dtype, b.data(), &rb));
+    Dense da(ra), db(rb);
+    // The reference uses the stored (possibly rounded) factors.
+    SFAC_ASSERT_OK(sfac_dense_download(da.get(), a.data()));
+    SFAC_ASSERT_OK(sfac_dense_download(db.get(), b.data()));
+    sfac_sddmm_plan* raw_plan = nullptr;
+    SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_TILED, &raw_plan));
+    Plan plan(raw_plan);
+    struct Call {
+      sfac_sddmm_mode mode;
+      float alpha, beta;
+      bool in_place;
+    };
+    for (Call c :
+         {Call{SFAC_SDDMM_PATTERN, 1.0f, 0.0f, false}, Call{SFAC_SDDMM_SCALED, -0.5f, 2.0f, false},
+          Call{SFAC_SDDMM_RESIDUAL, 1.0f, 0.0f, false},
+          Call{SFAC_SDDMM_SCALED, 2.0f, 0.0f, true}}) {
+      // In place: P starts as a copy of S and is S. Otherwise poison P where beta is 0.
+      const std::vector<float> init = c.in_place       ? sv
+                                      : c.beta == 0.0f ? std::vector<float>(nnz, 1e30f)
+                                                       : old;
+      sfac_sparse* raw_p = nullptr;
+      SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), init.data(), &raw_p));
+      Sparse out(raw_p);
+      SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), c.mode, c.alpha, da.get(), db.get(),
+                                c.in_place ? out.get() : s.get(), c.beta, out.get(), plan.get()));
+      const std::vector<float> got = values_of(out.get());
+      for (int64_t i = 0; i < p.rows; ++i) {
+        for (int64_t e = off[i]; e < off[i + 1]; ++e) {
+          double dot = 0.0, mag = 0.0;
+          for (int64_t t = 0; t < k; ++t) {
+            dot += double(a[i * k + t]) * b[cols[e] * k + t];
+            mag += std::abs(double(a[i * k + t]) * b[cols[e] * k + t]);
+          }
+          const double f = c.mode == SFAC_SDDMM_SCALED    ? dot * sv[e]
+                           : c.mode == SFAC_SDDMM_PATTERN ? dot
+                                                          : sv[e] - dot;
+          const double want = c.alpha * f + c.beta * double(init[e]);
+          const double tol =
+              1e-5 * (mag * (1 + std::abs(sv[e])) + std::abs(c.beta * init[e]) + std::abs(sv[e])) +
+              1e-6;
+          ASSERT_NEAR(got[e], want, tol)
+              << "k=" << k << " dtype=" << run.dtype << " mode=" << c.mode
+              << " in_place=" << c.in_place << " row=" << i << " e=" << e;
+        }
+      }
+    }
+  }
+}
+
+// AUTO keeps the nonzero split while B fits in L2 and picks the band tiles for float32 factors
+// whose B is far larger (B here: 200,000 x 512 floats, 410 MB); 16-bit factors on that plan
+// still run the nonzero split. Both must give the reference values.
+TEST(Cuda, SddmmAutoPicksBandTilesOnlyWhenBOutgrowsL2) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 31);
+  Context ctx = make_cuda_context();
+  sfac_sddmm_plan* raw_plan = nullptr;
+  {
+    const Pattern small = make_pattern(400, 300, 12000, false, g);
+    Sparse s = upload(ctx.get(), small);
+    SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), 512, SFAC_SDDMM_ALG_AUTO, &raw_plan));
+    Plan plan(raw_plan);
+    sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
+    SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &alg));
+    EXPECT_EQ(alg, SFAC_SDDMM_ALG_NNZ_SPLIT);
+  }
+  const int64_t rows = 600, cols = 200000, k = 512;
+  Pattern p{rows, cols, {}, {}, {}};
+  std::uniform_int_distribution<int32_t> col(0, cols - 1);
+  for (int32_t i = 0; i < rows; ++i) {
+    std::vector<int32_t> picked(420);
+    for (int32_t& c : picked) c = col(g);
+    std::sort(picked.begin(), picked.end());
+    picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+    for (int32_t c : picked) {
+      p.r.push_back(i);
+      p.c.push_back(c);
+      p.v.push_back(1.0f);
+    }
+  }
+  Sparse s = upload(ctx.get(), p);
+  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO, &raw_plan));
+  Plan plan(raw_plan);
+  sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
+  SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &alg));
+  EXPECT_EQ(alg, SFAC_SDDMM_ALG_TILED);
+  std::normal_distribution<float> d;
+  std::vector<float> a(rows * k), b(cols * k);
+  for (float& x : a) x = d(g);
+  for (float& x : b) x = d(g);
+  for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}) {
+    sfac_dense *ra = nullptr, *rb = nullptr;
+    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), rows, k, dtype, a.data(), &ra));
+    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), cols, k, dtype, b.data(), &rb));
+    Dense da(ra), db(rb);
+    std::vector<float> sa(a.size()), sb(b.size());
+    SFAC_ASSERT_OK(sfac_dense_download(da.get(), sa.data()));
+    SFAC_ASSERT_OK(sfac_dense_download(db.get(), sb.data()));
+    sfac_sparse* raw_p = nullptr;
+    SFAC_ASSERT_OK(
+        sfac_sparse_create_like(s.get(), std::vector<float>(p.r.size(), 1e30f).data(), &raw_p));
+    Sparse out(raw_p);
+    SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, da.get(), db.get(), s.get(),
+                              0.0f, out.get(), plan.get()));
+    const std::vector<float> got = values_of(out.get());
+    for (size_t e = 0; e < p.r.size(); ++e) {
+      double dot = 0.0, mag = 0.0;
+      for (int64_t t = 0; t < k; ++t) {
+        const double x = double(sa[p.r[e] * k + t]) * sb[int64_t{p.c[e]} * k + t];
+        dot += x;
+        mag += std::abs(x);
+      }
+      ASSERT_NEAR(got[e], dot, 1e-5 * mag + 1e-6) << "dtype=" << dtype << " e=" << e;
     }
   }
 }

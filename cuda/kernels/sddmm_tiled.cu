@@ -1,17 +1,7 @@
-#include <thrust/binary_search.h>
-#include <thrust/copy.h>
-#include <thrust/device_ptr.h>
-#include <thrust/execution_policy.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/zip_iterator.h>
-#include <thrust/scan.h>
-#include <thrust/sort.h>
-#include <thrust/system_error.h>
-
 #include <algorithm>
+#include <cub/block/block_scan.cuh>
 
 #include "cuda/cuda_check.h"
-#include "cuda/device_buffer.h"
 #include "cuda/kernels/sddmm_common.cuh"
 #include "cuda/kernels/sddmm_tiled.cuh"
 
@@ -20,24 +10,56 @@ namespace {
 
 using namespace detail;
 
-// Shared memory per block for the B slice: four blocks (32 warps) per SM on Hopper.
-constexpr int64_t kSliceBytes = 48 * 1024;
+// Two blocks of 16 warps per SM: one can stage its band while the other computes.
+constexpr int kTileThreads = 512;
+constexpr int64_t kBandBytes = 88 * 1024;
+constexpr int kMaxRowBlock = 512;
+// Work items whose row is looked up in a shared table; a tile with more falls back to a
+// binary search over piece_start.
+constexpr int kMaxTableItems = 2 * kMaxRowBlock;
+// Work items each group loads before computing any: their A and column loads are in flight
+// together (one item is only ~8 nonzeros in a uniform 1% pattern).
+constexpr int kItemsInFlight = 4;
+// A row's range in a band is cut into work items of at most this many nonzeros, so one long
+// row is spread over several groups.
+constexpr int kPiece = 64;
 
-__global__ void panel_keys(const int32_t* cols, int64_t nnz, int64_t width, int32_t* key,
-                           int64_t* order) {
-  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < nnz;
-       e += int64_t{gridDim.x} * blockDim.x) {
-    key[e] = static_cast<int32_t>(cols[e] / width);
-    order[e] = e;
+// Lanes per nonzero (each holds one 16-byte vector of the K-slice): 8 when K has 8 vectors or
+// more, else 4.
+int lanes_for(int64_t vecs) { return vecs >= 8 ? 8 : 4; }
+
+// v[q] holds this lane's partial dot for nonzero q of the group (q < G). Afterwards v[0] on
+// lane `slot` holds the full dot of nonzero `slot`: G - 1 shuffles for G nonzeros instead of
+// log2(G) per nonzero, and the results land where a coalesced store wants them.
+template <int G>
+__device__ __forceinline__ void reduce_scatter(float (&v)[G], int slot) {
+#pragma unroll
+  for (int h = G / 2; h >= 1; h /= 2) {
+    const bool upper = (slot & h) != 0;
+#pragma unroll
+    for (int i = 0; i < h; ++i) {
+      const float send = upper ? v[i] : v[i + h];
+      const float keep = upper ? v[i + h] : v[i];
+      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, h);
+    }
   }
 }
 
-// First index in [lo, hi) whose value is > key, values ascending.
-__device__ int64_t upper_bound(const int64_t* values, int64_t lo, int64_t hi, int64_t key) {
-  while (lo < hi) {
-    const int64_t mid = (lo + hi) / 2;
-    if (values[mid] <= key) {
-      lo = mid + 1;
+struct TileMeta {
+  int64_t* seg_begin;    // CSR position of each row's first nonzero in the band
+  int32_t* seg_len;      // nonzeros of each row in the band
+  int32_t* piece_start;  // first work item of each row (R + 1 entries)
+  uint16_t* item_row;    // row of each work item (kMaxTableItems entries)
+};
+
+// Row of a work item: from the table, else the last row whose first item is <= item.
+__device__ __forceinline__ int row_of_item(const TileMeta& meta, int items, int nrows, int item) {
+  if (items <= kMaxTableItems) return meta.item_row[item];
+  int lo = 0, hi = nrows;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (meta.piece_start[mid] <= item) {
+      lo = mid;
     } else {
       hi = mid;
     }
@@ -45,147 +67,257 @@ __device__ int64_t upper_bound(const int64_t* values, int64_t lo, int64_t hi, in
   return lo;
 }
 
-template <typename T, int G, int V>
-__global__ void __launch_bounds__(kBlock) sddmm_tiled(SddmmArgs args, PanelOrder po, int64_t cols) {
-  extern __shared__ uint4 slice[];
-  constexpr int kGroups = kWarp / G;
-  constexpr int kWarps = kBlock / kWarp;
-  constexpr int E = Elem<T>::kPerVec;
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const int group = lane / G, slot = lane % G;
-  const unsigned mask = G == kWarp ? 0xffffffffu : (((1u << G) - 1u) << (group * G));
-  const int64_t vecs = args.k / E;
+template <typename T, int G>
+__global__ void __launch_bounds__(kTileThreads, 2)
+    sddmm_band_tile(SddmmArgs args, BandTiling bt, int64_t cols_total, float* partial) {
+  extern __shared__ uint4 smem[];
+  uint4* band = smem;
+  TileMeta meta;
+  meta.seg_begin = reinterpret_cast<int64_t*>(band + bt.band_width * G);
+  meta.seg_len = reinterpret_cast<int32_t*>(meta.seg_begin + bt.row_block);
+  meta.piece_start = meta.seg_len + bt.row_block;
+  meta.item_row = reinterpret_cast<uint16_t*>(meta.piece_start + bt.row_block + 1);
+
+  const int64_t nb = bt.bands;
+  const int64_t row0 = blockIdx.x / nb * bt.row_block;
+  const int64_t j = blockIdx.x % nb;
+  const int nrows = static_cast<int>(min(bt.row_block, args.rows - row0));
+  const int64_t col0 = j * bt.band_width;
+  const int width = static_cast<int>(min(bt.band_width, cols_total - col0));
+  const int64_t vecs = args.k / Elem<T>::kPerVec;
+  const int slices = static_cast<int>((vecs + G - 1) / G);
+
+  // Each row's range in this band, and the work items it is cut into.
+  using Scan = cub::BlockScan<int, kTileThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  constexpr int kRowsPerThread = kMaxRowBlock / kTileThreads;
+  int pieces[kRowsPerThread];
+#pragma unroll
+  for (int i = 0; i < kRowsPerThread; ++i) {
+    const int r = threadIdx.x * kRowsPerThread + i;
+    pieces[i] = 0;
+    if (r < nrows) {
+      const int32_t* starts = bt.band_starts + (row0 + r) * (nb + 1) + j;
+      const int lo = starts[0], len = starts[1] - lo;
+      meta.seg_begin[r] = args.row_offsets[row0 + r] + lo;
+      meta.seg_len[r] = len;
+      pieces[i] = (len + kPiece - 1) / kPiece;
+    }
+  }
+  int items = 0;
+  Scan(scan_storage).ExclusiveSum(pieces, pieces, items);
+#pragma unroll
+  for (int i = 0; i < kRowsPerThread; ++i) {
+    const int r = threadIdx.x * kRowsPerThread + i;
+    if (r < nrows) meta.piece_start[r] = pieces[i];
+  }
+  if (items <= kMaxTableItems) {
+#pragma unroll
+    for (int i = 0; i < kRowsPerThread; ++i) {
+      const int r = threadIdx.x * kRowsPerThread + i;
+      if (r < nrows) {
+        const int count = (meta.seg_len[r] + kPiece - 1) / kPiece;
+        for (int q = 0; q < count; ++q) meta.item_row[pieces[i] + q] = static_cast<uint16_t>(r);
+      }
+    }
+  }
+  if (threadIdx.x == 0) meta.piece_start[nrows] = items;
+  __syncthreads();
+  if (items == 0) return;  // block-uniform
+
+  constexpr int kGroups = kTileThreads / G, kGroupsPerWarp = kWarp / G;
+  const int slot = threadIdx.x % G, group = threadIdx.x / G;
+  const int warp_first_group = threadIdx.x / kWarp * kGroupsPerWarp;
   const auto* a = static_cast<const T*>(args.a);
   const auto* b = static_cast<const T*>(args.b);
-  const int64_t lo = args.nnz * blockIdx.x / gridDim.x;
-  const int64_t hi = args.nnz * (blockIdx.x + 1) / gridDim.x;
-  uint4 av[V];
-  int64_t cached_row = -1;
-  // Panels overlapping [lo, hi): the last offset <= lo starts the first one.
-  for (int64_t p = upper_bound(po.panel_offsets, 0, po.panels + 1, lo) - 1;
-       p < po.panels && po.panel_offsets[p] < hi; ++p) {
-    const int64_t first_col = p * po.panel_width;
-    const int64_t width = min(po.panel_width, cols - first_col);
-    __syncthreads();  // the previous panel's slice is no longer read
-    const auto* src = reinterpret_cast<const uint4*>(b + first_col * args.k);
-    for (int64_t t = threadIdx.x; t < width * vecs; t += kBlock) slice[t] = __ldg(src + t);
+  for (int s = 0; s < slices; ++s) {
+    const int64_t v0 = int64_t{s} * G;
+    if (s > 0) __syncthreads();  // the previous slice's band is no longer read
+    // Four loads in flight per thread while staging.
+    for (int t0 = threadIdx.x; t0 < width * G; t0 += 4 * kTileThreads) {
+      uint4 x[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int t = t0 + q * kTileThreads;
+        const int64_t v = v0 + t % G;
+        x[q] = t < width * G && v < vecs ? load_vec(b + (col0 + t / G) * args.k, v)
+                                         : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (t0 + q * kTileThreads < width * G) band[t0 + q * kTileThreads] = x[q];
+      }
+    }
     __syncthreads();
-    const int64_t begin = max(lo, po.panel_offsets[p]), end = min(hi, po.panel_offsets[p + 1]);
-    // Warps take interleaved chunks; groups take every kGroups-th nonzero of a chunk.
-    constexpr int64_t kChunk = 8 * kGroups;
-    for (int64_t c = begin + int64_t{warp} * kChunk; c < end; c += int64_t{kWarps} * kChunk) {
-      const int64_t c_end = min(c + kChunk, end);
-      for (int64_t x = c + group; x < c_end; x += kGroups) {
-        const int64_t e = po.order[x];
-        const int64_t i = args.row_of[e];
-        if (i != cached_row) {
+    const bool first = s == 0, last = s == slices - 1;
+    // The groups of a warp take consecutive work items and step through them together, so
+    // every loop below is warp-uniform (shuffles need all lanes).
+    for (int base = warp_first_group; base < items; base += kGroups * kItemsInFlight) {
+      int n[kItemsInFlight], col[kItemsInFlight];
+      int64_t begin[kItemsInFlight];
+      uint4 av[kItemsInFlight];
 #pragma unroll
-          for (int v = 0; v < V; ++v) {
-            const int64_t t = slot + int64_t{v} * G;
-            av[v] = t < vecs ? load_vec(a + i * args.k, t) : make_uint4(0, 0, 0, 0);
+      for (int u = 0; u < kItemsInFlight; ++u) {
+        const int item = base + u * kGroups + group - warp_first_group;
+        n[u] = 0;
+        begin[u] = 0;
+        col[u] = 0;
+        av[u] = make_uint4(0, 0, 0, 0);
+        if (item < items) {
+          const int r = row_of_item(meta, items, nrows, item);
+          const int piece = item - meta.piece_start[r];
+          begin[u] = meta.seg_begin[r] + int64_t{piece} * kPiece;
+          n[u] = min(kPiece, meta.seg_len[r] - piece * kPiece);
+          if (v0 + slot < vecs) av[u] = load_vec(a + (row0 + r) * args.k, v0 + slot);
+          // Past the end a lane reads band column 0 (staged) and its result is dropped.
+          if (slot < n[u]) col[u] = __ldg(args.cols + begin[u] + slot) - static_cast<int>(col0);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kItemsInFlight; ++u) {
+        const int subs = __reduce_max_sync(0xffffffffu, (n[u] + G - 1) / G);
+        for (int c = 0; c < subs; ++c) {
+          const int off = c * G + slot;
+          const bool valid = off < n[u];
+          const int64_t e = begin[u] + off;
+          const int cc =
+              c == 0 ? col[u] : (valid ? __ldg(args.cols + e) - static_cast<int>(col0) : 0);
+          // All G steps run unguarded (lanes past the end read staged column 0): a branch
+          // per step cost more than the steps it saves.
+          float v[G];
+#pragma unroll
+          for (int q = 0; q < G; ++q) {
+            const int cq = __shfl_sync(0xffffffffu, cc, q, G);
+            v[q] = Elem<T>::dot(av[u], band[cq * G + slot]);
           }
-          cached_row = i;
+          reduce_scatter<G>(v, slot);
+          if (valid) {
+            if (first && last) {
+              store(args, e, v[0]);
+            } else if (first) {
+              partial[e] = v[0];
+            } else if (!last) {
+              partial[e] += v[0];
+            } else {
+              store(args, e, partial[e] + v[0]);
+            }
+          }
         }
-        const uint4* bj = slice + (args.cols[e] - first_col) * vecs;
-        float acc = 0.0f;
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const int64_t t = slot + int64_t{v} * G;
-          if (t < vecs) acc += Elem<T>::dot(av[v], bj[t]);
-        }
-#pragma unroll
-        for (int offset = G / 2; offset > 0; offset /= 2) {
-          acc += __shfl_xor_sync(mask, acc, offset);
-        }
-        if (slot == 0) store(args, e, acc);
       }
     }
   }
 }
 
-template <typename T, int G, int V>
-void launch(const SddmmArgs& args, const PanelOrder& po, int64_t cols, cudaStream_t stream) {
-  const size_t smem = static_cast<size_t>(po.panel_width * args.k) * sizeof(T);
+size_t smem_bytes(const BandTiling& bt, int lanes) {
+  return static_cast<size_t>(bt.band_width * lanes) * sizeof(uint4) +
+         static_cast<size_t>(bt.row_block) * (sizeof(int64_t) + 2 * sizeof(int32_t)) +
+         sizeof(int32_t) + kMaxTableItems * sizeof(uint16_t);
+}
+
+template <typename T, int G>
+void launch(const SddmmArgs& args, const BandTiling& bt, int64_t cols, float* partial,
+            cudaStream_t stream) {
+  const size_t smem = smem_bytes(bt, G);
   SFAC_CUDA_TRY(cudaFuncSetAttribute(
-      sddmm_tiled<T, G, V>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  int device = 0, sms = 0, per_sm = 0;
-  SFAC_CUDA_TRY(cudaGetDevice(&device));
-  SFAC_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SFAC_CUDA_TRY(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sddmm_tiled<T, G, V>, kBlock, smem));
-  // Enough persistent blocks to fill the GPU, but each with a sizeable share of nonzeros so
-  // that staging a panel (W x K values) is amortized.
-  const int64_t blocks = std::max<int64_t>(
-      1, std::min<int64_t>(int64_t{sms} * std::max(per_sm, 1), (args.nnz + 4095) / 4096));
-  sddmm_tiled<T, G, V><<<static_cast<int>(blocks), kBlock, smem, stream>>>(args, po, cols);
+      sddmm_band_tile<T, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  const int64_t tiles = (args.rows + bt.row_block - 1) / bt.row_block * bt.bands;
+  sddmm_band_tile<T, G>
+      <<<static_cast<unsigned>(tiles), kTileThreads, smem, stream>>>(args, bt, cols, partial);
 }
 
 template <typename T>
-bool launch_as(const SddmmArgs& args, const PanelOrder& po, int64_t cols, cudaStream_t stream) {
+bool launch_as(const SddmmArgs& args, const BandTiling& bt, int64_t cols, float* partial,
+               cudaStream_t stream) {
   constexpr int E = Elem<T>::kPerVec;
   if (args.k % E != 0) return false;
-  const int64_t vecs = args.k / E;
-  if (vecs <= 1)
-    launch<T, 1, 1>(args, po, cols, stream);
-  else if (vecs <= 2)
-    launch<T, 2, 1>(args, po, cols, stream);
-  else if (vecs <= 4)
-    launch<T, 4, 1>(args, po, cols, stream);
-  else if (vecs <= 8)
-    launch<T, 8, 1>(args, po, cols, stream);
-  else if (vecs <= 16)
-    launch<T, 16, 1>(args, po, cols, stream);
-  else if (vecs <= 32)
-    launch<T, 32, 1>(args, po, cols, stream);
-  else if (vecs <= 64)
-    launch<T, 32, 2>(args, po, cols, stream);
-  else
-    return false;
+  if (lanes_for(args.k / E) == 8) {
+    launch<T, 8>(args, bt, cols, partial, stream);
+  } else {
+    launch<T, 4>(args, bt, cols, partial, stream);
+  }
   return true;
+}
+
+// Band start offsets of row r: lower bound of each band's first column in the row's columns.
+__global__ void band_starts_kernel(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
+                                   int64_t band_width, int64_t bands, int32_t* out) {
+  const int64_t entries = rows * (bands + 1);
+  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < entries;
+       t += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = t / (bands + 1), j = t % (bands + 1);
+    const int64_t begin = row_offsets[r];
+    int64_t lo = begin, hi = row_offsets[r + 1];
+    const int64_t key = j * band_width;
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2;
+      if (cols[mid] < key) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    out[t] = static_cast<int32_t>(lo - begin);
+  }
 }
 
 }  // namespace
 
-int64_t tiled_panel_width(int64_t k) {
-  return std::max<int64_t>(1, kSliceBytes / (k * static_cast<int64_t>(sizeof(float))));
+BandTiling plan_band_tiling(int64_t k, int64_t rows, int64_t cols, int64_t nnz, int sms) {
+  BandTiling bt;
+  // Sized for float32 factors; 16-bit factors use the same bands with half the lanes or fewer.
+  const int lanes = lanes_for(std::max<int64_t>(1, k / 4));
+  bt.band_width = std::clamp<int64_t>(kBandBytes / (lanes * 16), 1, std::max<int64_t>(cols, 1));
+  bt.bands = std::max<int64_t>(1, (cols + bt.band_width - 1) / bt.band_width);
+  // Rows per tile: enough that a staged band serves ~16 nonzeros per column on average, but
+  // at least ~4 tiles per SM so the GPU stays busy.
+  const double density =
+      rows > 0 && cols > 0 ? static_cast<double>(nnz) / (double(rows) * double(cols)) : 1.0;
+  int64_t r = density > 0 ? static_cast<int64_t>(16.0 / density) : kMaxRowBlock;
+  const int64_t min_tiles = int64_t{4} * std::max(sms, 1);
+  r = std::min<int64_t>(r, (rows * bt.bands + min_tiles - 1) / min_tiles);
+  r = std::clamp<int64_t>((r + 31) / 32 * 32, 32, kMaxRowBlock);
+  bt.row_block = r;
+  return bt;
 }
 
-void build_panel_order(const int32_t* cols, int64_t nnz, int64_t ncols, int64_t panel_width,
-                       int64_t* order, int64_t* panel_offsets, cudaStream_t stream) {
-  const int64_t panels = (ncols + panel_width - 1) / panel_width;
-  if (nnz == 0) {
-    SFAC_CUDA_TRY(cudaMemsetAsync(panel_offsets, 0, (panels + 1) * sizeof(int64_t), stream));
-    return;
-  }
-  DeviceBuffer<int32_t> key(static_cast<size_t>(nnz), stream);
-  panel_keys<<<1024, 256, 0, stream>>>(cols, nnz, panel_width, key.data(), order);
+int64_t band_table_entries(const BandTiling& tiling, int64_t rows) {
+  return rows * (tiling.bands + 1);
+}
+
+bool band_tiling_pays(const BandTiling& tiling, int64_t rows, int64_t nnz) {
+  return band_table_entries(tiling, rows) <= std::max<int64_t>(nnz, 1);
+}
+
+void build_band_starts(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
+                       int64_t band_width, int64_t bands, int32_t* band_starts,
+                       cudaStream_t stream) {
+  if (rows == 0) return;
+  band_starts_kernel<<<1024, 256, 0, stream>>>(row_offsets, cols, rows, band_width, bands,
+                                               band_starts);
   SFAC_CUDA_CHECK_LAUNCH();
-  try {
-    const auto policy = thrust::cuda::par.on(stream);
-    thrust::device_ptr<int32_t> k(key.data());
-    // Stable: CSR order (rows ascending, columns ascending) within each panel.
-    thrust::stable_sort_by_key(policy, k, k + nnz, thrust::device_ptr<int64_t>(order));
-    thrust::lower_bound(policy, k, k + nnz, thrust::counting_iterator<int32_t>(0),
-                        thrust::counting_iterator<int32_t>(static_cast<int32_t>(panels + 1)),
-                        thrust::device_ptr<int64_t>(panel_offsets));
-  } catch (const thrust::system_error& e) {
-    fail(SFAC_ERR_DEVICE, "building the tiled sddmm plan: ", e.what());
-  }
 }
 
-bool launch_sddmm_tiled(const SddmmArgs& args, const PanelOrder& panels, int64_t cols,
-                        cudaStream_t stream) {
+int64_t tiled_slices(const SddmmArgs& args) {
+  const int64_t e = args.elem == ElemType::F32 ? 4 : 8;
+  if (args.k % e != 0) return 1;
+  const int64_t vecs = args.k / e;
+  const int64_t lanes = lanes_for(vecs);
+  return (vecs + lanes - 1) / lanes;
+}
+
+bool launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,
+                        float* partial, cudaStream_t stream) {
   if (args.nnz == 0) return true;
   bool launched = false;
   switch (args.elem) {
     case ElemType::F32:
-      launched = launch_as<float>(args, panels, cols, stream);
+      launched = launch_as<float>(args, tiling, cols, partial, stream);
       break;
     case ElemType::F16:
-      launched = launch_as<__half>(args, panels, cols, stream);
+      launched = launch_as<__half>(args, tiling, cols, partial, stream);
       break;
     case ElemType::BF16:
-      launched = launch_as<__nv_bfloat16>(args, panels, cols, stream);
+      launched = launch_as<__nv_bfloat16>(args, tiling, cols, partial, stream);
       break;
   }
   if (launched) SFAC_CUDA_CHECK_LAUNCH();

@@ -1,8 +1,12 @@
-// Tiled SDDMM (cuSDDMM's column panels): the columns of S are cut into panels of W columns whose
-// rows of B fit in shared memory. The plan orders the nonzeros panel-major (CSR order within a
-// panel); a persistent block owns a contiguous share of that order, stages each panel's B slice
-// in shared memory once, and its warps walk the share like the group kernel: G lanes per
-// nonzero, A's row slice cached in registers while consecutive nonzeros share a row.
+// Tiled SDDMM (cuSDDMM's SM-L2 / GPU-Shared idea): the columns of S are cut into bands of W
+// columns and the rows into blocks of R rows. A thread block owns one (row block, band) tile,
+// stages the band's rows of B in shared memory one K-slice at a time, and computes the tile's
+// nonzeros from there: B is read from L2 once per tile instead of once per nonzero.
+//
+// Within a row, one band's nonzeros are a contiguous CSR range, so column loads and result
+// stores stay coalesced and P keeps CSR order; the plan stores where each (row, band) range
+// starts. K-slices after the first accumulate in a float buffer (P itself when nothing else
+// reads it), the last slice applies the output rule.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,22 +17,33 @@
 
 namespace sfac::cuda::kernels {
 
-struct PanelOrder {
-  int64_t panel_width = 0;
-  int64_t panels = 0;
-  const int64_t* order = nullptr;          // CSR slots, panel-major (nnz entries)
-  const int64_t* panel_offsets = nullptr;  // panels + 1 offsets into `order`
+struct BandTiling {
+  int64_t band_width = 0;  // W columns per band
+  int64_t bands = 0;
+  int64_t row_block = 0;                 // R rows per tile
+  const int32_t* band_starts = nullptr;  // rows x (bands + 1): offset of each band within a row
 };
 
-// Columns per panel for K (sized for float32 storage within the shared-memory budget).
-int64_t tiled_panel_width(int64_t k);
+// Shape for a pattern and K (independent of the factor element type, so one plan serves
+// float32 and 16-bit factors).
+BandTiling plan_band_tiling(int64_t k, int64_t rows, int64_t cols, int64_t nnz, int sms);
 
-// Fills order (nnz) and panel_offsets (panels + 1) for cols / panel_width panels.
-void build_panel_order(const int32_t* cols, int64_t nnz, int64_t ncols, int64_t panel_width,
-                       int64_t* order, int64_t* panel_offsets, cudaStream_t stream);
+// Entries of band_starts; the table is worth building only when it is no larger than the
+// pattern's column indices (on average at least one nonzero per row and band).
+int64_t band_table_entries(const BandTiling& tiling, int64_t rows);
+bool band_tiling_pays(const BandTiling& tiling, int64_t rows, int64_t nnz);
 
-// Returns false (launching nothing) when K does not fill whole 16-byte vectors or is too large.
-bool launch_sddmm_tiled(const SddmmArgs& args, const PanelOrder& panels, int64_t cols,
-                        cudaStream_t stream);
+void build_band_starts(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
+                       int64_t band_width, int64_t bands, int32_t* band_starts,
+                       cudaStream_t stream);
+
+// K-slices the kernel makes for these arguments (> 1: a partial-sum buffer is needed).
+int64_t tiled_slices(const SddmmArgs& args);
+
+// Returns false (launching nothing) when K does not fill whole 16-byte vectors. `partial`
+// holds nnz floats when tiled_slices(args) > 1; it may be args.p when op is Pattern and
+// beta == 0 (nothing then reads P's old values or S).
+bool launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,
+                        float* partial, cudaStream_t stream);
 
 }  // namespace sfac::cuda::kernels
