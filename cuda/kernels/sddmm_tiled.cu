@@ -19,14 +19,24 @@ constexpr int kMaxRowBlock = 512;
 constexpr int kMaxTableItems = 2 * kMaxRowBlock;
 // Work items each group loads before computing any: their A and column loads are in flight
 // together (one item is only ~8 nonzeros in a uniform 1% pattern).
-constexpr int kItemsInFlight = 4;
+constexpr int kItemsInFlight = 2;
 // A row's range in a band is cut into work items of at most this many nonzeros, so one long
 // row is spread over several groups.
 constexpr int kPiece = 64;
 
-// Lanes per nonzero (each holds one 16-byte vector of the K-slice): 8 when K has 8 vectors or
-// more, else 4.
-int lanes_for(int64_t vecs) { return vecs >= 8 ? 8 : 4; }
+// Four lanes per nonzero, each holding V 16-byte vectors of the K-slice: fewer lanes per
+// nonzero mean fewer shuffles and selects per nonzero (the kernel is instruction-bound).
+constexpr int kLanes = 4;
+// 16-byte vectors per K-slice: 8 (V = 2) when K has that many, else 4.
+int slice_vecs(int64_t vecs) { return vecs >= 8 ? 8 : 4; }
+
+// Position of vector x of band column c: with 128-byte slices every column starts at bank 0,
+// so odd columns swap their halves and two groups reading different columns in one
+// quarter-warp phase hit different banks half of the time instead of never.
+template <int S>
+__device__ __forceinline__ int swizzle(int c, int x) {
+  return S == 8 ? x ^ ((c & 1) << 2) : x;
+}
 
 // v[q] holds this lane's partial dot for nonzero q of the group (q < G). Afterwards v[0] on
 // lane `slot` holds the full dot of nonzero `slot`: G - 1 shuffles for G nonzeros instead of
@@ -67,13 +77,14 @@ __device__ __forceinline__ int row_of_item(const TileMeta& meta, int items, int 
   return lo;
 }
 
-template <typename T, int G>
+template <typename T, int V>
 __global__ void __launch_bounds__(kTileThreads, 2)
     sddmm_band_tile(SddmmArgs args, BandTiling bt, int64_t cols_total, float* partial) {
   extern __shared__ uint4 smem[];
   uint4* band = smem;
   TileMeta meta;
-  meta.seg_begin = reinterpret_cast<int64_t*>(band + bt.band_width * G);
+  constexpr int G = kLanes, S = G * V;
+  meta.seg_begin = reinterpret_cast<int64_t*>(band + bt.band_width * S);
   meta.seg_len = reinterpret_cast<int32_t*>(meta.seg_begin + bt.row_block);
   meta.piece_start = meta.seg_len + bt.row_block;
   meta.item_row = reinterpret_cast<uint16_t*>(meta.piece_start + bt.row_block + 1);
@@ -85,7 +96,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   const int64_t col0 = j * bt.band_width;
   const int width = static_cast<int>(min(bt.band_width, cols_total - col0));
   const int64_t vecs = args.k / Elem<T>::kPerVec;
-  const int slices = static_cast<int>((vecs + G - 1) / G);
+  const int slices = static_cast<int>((vecs + S - 1) / S);
 
   // Each row's range in this band, and the work items it is cut into.
   using Scan = cub::BlockScan<int, kTileThreads>;
@@ -131,21 +142,22 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   const auto* a = static_cast<const T*>(args.a);
   const auto* b = static_cast<const T*>(args.b);
   for (int s = 0; s < slices; ++s) {
-    const int64_t v0 = int64_t{s} * G;
+    const int64_t v0 = int64_t{s} * S;
     if (s > 0) __syncthreads();  // the previous slice's band is no longer read
     // Four loads in flight per thread while staging.
-    for (int t0 = threadIdx.x; t0 < width * G; t0 += 4 * kTileThreads) {
+    for (int t0 = threadIdx.x; t0 < width * S; t0 += 4 * kTileThreads) {
       uint4 x[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         const int t = t0 + q * kTileThreads;
-        const int64_t v = v0 + t % G;
-        x[q] = t < width * G && v < vecs ? load_vec(b + (col0 + t / G) * args.k, v)
+        const int64_t v = v0 + t % S;
+        x[q] = t < width * S && v < vecs ? load_vec(b + (col0 + t / S) * args.k, v)
                                          : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        if (t0 + q * kTileThreads < width * G) band[t0 + q * kTileThreads] = x[q];
+        const int t = t0 + q * kTileThreads;
+        if (t < width * S) band[t / S * S + swizzle<S>(t / S, t % S)] = x[q];
       }
     }
     __syncthreads();
@@ -153,24 +165,34 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     // The groups of a warp take consecutive work items and step through them together, so
     // every loop below is warp-uniform (shuffles need all lanes).
     for (int base = warp_first_group; base < items; base += kGroups * kItemsInFlight) {
-      int n[kItemsInFlight], col[kItemsInFlight];
+      int n[kItemsInFlight], col[kItemsInFlight], col_next[kItemsInFlight];
       int64_t begin[kItemsInFlight];
-      uint4 av[kItemsInFlight];
+      uint4 av[kItemsInFlight][V];
 #pragma unroll
       for (int u = 0; u < kItemsInFlight; ++u) {
         const int item = base + u * kGroups + group - warp_first_group;
         n[u] = 0;
         begin[u] = 0;
         col[u] = 0;
-        av[u] = make_uint4(0, 0, 0, 0);
+        col_next[u] = 0;
+#pragma unroll
+        for (int v = 0; v < V; ++v) av[u][v] = make_uint4(0, 0, 0, 0);
         if (item < items) {
           const int r = row_of_item(meta, items, nrows, item);
           const int piece = item - meta.piece_start[r];
           begin[u] = meta.seg_begin[r] + int64_t{piece} * kPiece;
           n[u] = min(kPiece, meta.seg_len[r] - piece * kPiece);
-          if (v0 + slot < vecs) av[u] = load_vec(a + (row0 + r) * args.k, v0 + slot);
+#pragma unroll
+          for (int v = 0; v < V; ++v) {
+            const int64_t t = v0 + slot + v * G;
+            if (t < vecs) av[u][v] = load_vec(a + (row0 + r) * args.k, t);
+          }
           // Past the end a lane reads band column 0 (staged) and its result is dropped.
+          // The first two sub-chunks' columns (an item averages ~7 nonzeros in a 1% pattern).
           if (slot < n[u]) col[u] = __ldg(args.cols + begin[u] + slot) - static_cast<int>(col0);
+          if (G + slot < n[u]) {
+            col_next[u] = __ldg(args.cols + begin[u] + G + slot) - static_cast<int>(col0);
+          }
         }
       }
 #pragma unroll
@@ -180,15 +202,21 @@ __global__ void __launch_bounds__(kTileThreads, 2)
           const int off = c * G + slot;
           const bool valid = off < n[u];
           const int64_t e = begin[u] + off;
-          const int cc =
-              c == 0 ? col[u] : (valid ? __ldg(args.cols + e) - static_cast<int>(col0) : 0);
+          const int cc = c == 0   ? col[u]
+                         : c == 1 ? col_next[u]
+                                  : (valid ? __ldg(args.cols + e) - static_cast<int>(col0) : 0);
           // All G steps run unguarded (lanes past the end read staged column 0): a branch
           // per step cost more than the steps it saves.
           float v[G];
 #pragma unroll
           for (int q = 0; q < G; ++q) {
             const int cq = __shfl_sync(0xffffffffu, cc, q, G);
-            v[q] = Elem<T>::dot(av[u], band[cq * G + slot]);
+            const uint4* row = band + cq * S;
+            v[q] = 0.0f;
+#pragma unroll
+            for (int w = 0; w < V; ++w) {
+              v[q] += Elem<T>::dot(av[u][w], row[swizzle<S>(cq, slot + w * G)]);
+            }
           }
           reduce_scatter<G>(v, slot);
           if (valid) {
@@ -208,20 +236,20 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   }
 }
 
-size_t smem_bytes(const BandTiling& bt, int lanes) {
-  return static_cast<size_t>(bt.band_width * lanes) * sizeof(uint4) +
+size_t smem_bytes(const BandTiling& bt, int slice) {
+  return static_cast<size_t>(bt.band_width * slice) * sizeof(uint4) +
          static_cast<size_t>(bt.row_block) * (sizeof(int64_t) + 2 * sizeof(int32_t)) +
          sizeof(int32_t) + kMaxTableItems * sizeof(uint16_t);
 }
 
-template <typename T, int G>
+template <typename T, int V>
 void launch(const SddmmArgs& args, const BandTiling& bt, int64_t cols, float* partial,
             cudaStream_t stream) {
-  const size_t smem = smem_bytes(bt, G);
+  const size_t smem = smem_bytes(bt, kLanes * V);
   SFAC_CUDA_TRY(cudaFuncSetAttribute(
-      sddmm_band_tile<T, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      sddmm_band_tile<T, V>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   const int64_t tiles = (args.rows + bt.row_block - 1) / bt.row_block * bt.bands;
-  sddmm_band_tile<T, G>
+  sddmm_band_tile<T, V>
       <<<static_cast<unsigned>(tiles), kTileThreads, smem, stream>>>(args, bt, cols, partial);
 }
 
@@ -230,10 +258,10 @@ bool launch_as(const SddmmArgs& args, const BandTiling& bt, int64_t cols, float*
                cudaStream_t stream) {
   constexpr int E = Elem<T>::kPerVec;
   if (args.k % E != 0) return false;
-  if (lanes_for(args.k / E) == 8) {
-    launch<T, 8>(args, bt, cols, partial, stream);
+  if (slice_vecs(args.k / E) == 8) {
+    launch<T, 2>(args, bt, cols, partial, stream);
   } else {
-    launch<T, 4>(args, bt, cols, partial, stream);
+    launch<T, 1>(args, bt, cols, partial, stream);
   }
   return true;
 }
@@ -265,8 +293,8 @@ __global__ void band_starts_kernel(const int64_t* row_offsets, const int32_t* co
 BandTiling plan_band_tiling(int64_t k, int64_t rows, int64_t cols, int64_t nnz, int sms) {
   BandTiling bt;
   // Sized for float32 factors; 16-bit factors use the same bands with half the lanes or fewer.
-  const int lanes = lanes_for(std::max<int64_t>(1, k / 4));
-  bt.band_width = std::clamp<int64_t>(kBandBytes / (lanes * 16), 1, std::max<int64_t>(cols, 1));
+  const int slice = slice_vecs(std::max<int64_t>(1, k / 4));
+  bt.band_width = std::clamp<int64_t>(kBandBytes / (slice * 16), 1, std::max<int64_t>(cols, 1));
   bt.bands = std::max<int64_t>(1, (cols + bt.band_width - 1) / bt.band_width);
   // Rows per tile: enough that a staged band serves ~16 nonzeros per column on average, but
   // at least ~4 tiles per SM so the GPU stays busy.
@@ -301,8 +329,8 @@ int64_t tiled_slices(const SddmmArgs& args) {
   const int64_t e = args.elem == ElemType::F32 ? 4 : 8;
   if (args.k % e != 0) return 1;
   const int64_t vecs = args.k / e;
-  const int64_t lanes = lanes_for(vecs);
-  return (vecs + lanes - 1) / lanes;
+  const int64_t slice = slice_vecs(vecs);
+  return (vecs + slice - 1) / slice;
 }
 
 bool launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,
