@@ -75,6 +75,38 @@ std::vector<float> values_of(const sfac_sparse* m) {
   return v;
 }
 
+// The pattern as stored (CSR order, duplicates merged) with its values.
+struct StoredCsr {
+  std::vector<int64_t> off;
+  std::vector<int32_t> cols;
+  std::vector<float> values;
+};
+
+StoredCsr download(const sfac_sparse* s) {
+  int64_t rows = 0, nnz = 0;
+  EXPECT_EQ(sfac_sparse_get_shape(s, &rows, nullptr, &nnz), SFAC_OK);
+  StoredCsr c{std::vector<int64_t>(rows + 1), std::vector<int32_t>(nnz), std::vector<float>(nnz)};
+  EXPECT_EQ(sfac_sparse_download_csr(s, c.off.data(), c.cols.data(), c.values.data()), SFAC_OK);
+  return c;
+}
+
+// fp64 dot of row i of a and row j of b (row-major, k columns), and the sum of the products'
+// magnitudes that scales the tolerance.
+struct Dot {
+  double value = 0.0, magnitude = 0.0;
+};
+
+Dot reference_dot(const std::vector<float>& a, const std::vector<float>& b, int64_t i, int64_t j,
+                  int64_t k) {
+  Dot d;
+  for (int64_t t = 0; t < k; ++t) {
+    const double x = double(a[i * k + t]) * b[j * k + t];
+    d.value += x;
+    d.magnitude += std::abs(x);
+  }
+  return d;
+}
+
 }  // namespace
 
 TEST(Cuda, ContextReportsTheDevice) {
@@ -133,12 +165,8 @@ TEST(Cuda, SddmmMatchesTheFp64ReferenceForEveryAlgorithmModeAndK) {
   for (bool huge_row : {false, true}) {
     const Pattern p = make_pattern(400, 300, 12000, huge_row, g);
     Sparse s = upload(ctx.get(), p);
-    int64_t nnz = 0;
-    SFAC_ASSERT_OK(sfac_sparse_get_shape(s.get(), nullptr, nullptr, &nnz));
-    std::vector<int64_t> off(p.rows + 1);
-    std::vector<int32_t> cols(nnz);
-    std::vector<float> sv(nnz);
-    SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), cols.data(), sv.data()));
+    const auto [off, cols, sv] = download(s.get());
+    const int64_t nnz = static_cast<int64_t>(cols.size());
     for (int64_t k : {1, 3, 32, 100, 128, 512}) {
       std::vector<float> a(p.rows * k), b(p.cols * k), old(nnz);
       for (float& x : a) x = d(g);
@@ -162,11 +190,8 @@ TEST(Cuda, SddmmMatchesTheFp64ReferenceForEveryAlgorithmModeAndK) {
             const std::vector<float> got = values_of(out.get());
             for (int64_t i = 0; i < p.rows; ++i) {
               for (int64_t e = off[i]; e < off[i + 1]; ++e) {
-                double dot = 0.0, mag = 0.0;
-                for (int64_t t = 0; t < k; ++t) {
-                  dot += double(a[i * k + t]) * b[cols[e] * k + t];
-                  mag += std::abs(double(a[i * k + t]) * b[cols[e] * k + t]);
-                }
+                const Dot ref = reference_dot(a, b, i, cols[e], k);
+                const double dot = ref.value, mag = ref.magnitude;
                 const double f = mode == SFAC_SDDMM_SCALED    ? dot * sv[e]
                                  : mode == SFAC_SDDMM_PATTERN ? dot
                                                               : sv[e] - dot;
@@ -195,12 +220,8 @@ TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
   std::normal_distribution<float> d;
   const Pattern p = make_pattern(3000, 2500, 90000, true, g);
   Sparse s = upload(ctx.get(), p);
-  int64_t nnz = 0;
-  SFAC_ASSERT_OK(sfac_sparse_get_shape(s.get(), nullptr, nullptr, &nnz));
-  std::vector<int64_t> off(p.rows + 1);
-  std::vector<int32_t> cols(nnz);
-  std::vector<float> sv(nnz);
-  SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), cols.data(), sv.data()));
+  const auto [off, cols, sv] = download(s.get());
+  const int64_t nnz = static_cast<int64_t>(cols.size());
   struct Run {
     int64_t k;
     sfac_dtype dtype;
@@ -244,11 +265,8 @@ TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
       const std::vector<float> got = values_of(out.get());
       for (int64_t i = 0; i < p.rows; ++i) {
         for (int64_t e = off[i]; e < off[i + 1]; ++e) {
-          double dot = 0.0, mag = 0.0;
-          for (int64_t t = 0; t < k; ++t) {
-            dot += double(a[i * k + t]) * b[cols[e] * k + t];
-            mag += std::abs(double(a[i * k + t]) * b[cols[e] * k + t]);
-          }
+          const Dot ref = reference_dot(a, b, i, cols[e], k);
+          const double dot = ref.value, mag = ref.magnitude;
           const double f = c.mode == SFAC_SDDMM_SCALED    ? dot * sv[e]
                            : c.mode == SFAC_SDDMM_PATTERN ? dot
                                                           : sv[e] - dot;
@@ -322,13 +340,9 @@ TEST(Cuda, SddmmAutoPicksBandTilesOnlyWhenBOutgrowsL2) {
                               0.0f, out.get(), plan.get()));
     const std::vector<float> got = values_of(out.get());
     for (size_t e = 0; e < p.r.size(); ++e) {
-      double dot = 0.0, mag = 0.0;
-      for (int64_t t = 0; t < k; ++t) {
-        const double x = double(sa[p.r[e] * k + t]) * sb[int64_t{p.c[e]} * k + t];
-        dot += x;
-        mag += std::abs(x);
-      }
-      ASSERT_NEAR(got[e], dot, 1e-5 * mag + 1e-6) << "dtype=" << dtype << " e=" << e;
+      const Dot ref = reference_dot(sa, sb, p.r[e], p.c[e], k);
+      ASSERT_NEAR(got[e], ref.value, 1e-5 * ref.magnitude + 1e-6)
+          << "dtype=" << dtype << " e=" << e;
     }
   }
 }
@@ -398,12 +412,8 @@ TEST(Cuda, SddmmWithHalfPrecisionFactorsMatchesTheReferenceOnStoredValues) {
   std::normal_distribution<float> d;
   const Pattern p = make_pattern(300, 250, 9000, true, g);
   Sparse s = upload(ctx.get(), p);
-  int64_t nnz = 0;
-  SFAC_ASSERT_OK(sfac_sparse_get_shape(s.get(), nullptr, nullptr, &nnz));
-  std::vector<int64_t> off(p.rows + 1);
-  std::vector<int32_t> cols(nnz);
-  std::vector<float> sv(nnz);
-  SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), cols.data(), sv.data()));
+  const auto [off, cols, sv] = download(s.get());
+  const int64_t nnz = static_cast<int64_t>(cols.size());
   for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16}) {
     for (int64_t k : {3, 8, 32, 100, 128, 512}) {
       std::vector<float> a(p.rows * k), b(p.cols * k);
@@ -436,11 +446,8 @@ TEST(Cuda, SddmmWithHalfPrecisionFactorsMatchesTheReferenceOnStoredValues) {
         const std::vector<float> got = values_of(out.get());
         for (int64_t i = 0; i < p.rows; ++i) {
           for (int64_t e = off[i]; e < off[i + 1]; ++e) {
-            double dot = 0.0, mag = 0.0;
-            for (int64_t t = 0; t < k; ++t) {
-              dot += double(sa[i * k + t]) * sb[cols[e] * k + t];
-              mag += std::abs(double(sa[i * k + t]) * sb[cols[e] * k + t]);
-            }
+            const Dot ref = reference_dot(sa, sb, i, cols[e], k);
+            const double dot = ref.value, mag = ref.magnitude;
             ASSERT_NEAR(got[e], sv[e] - dot, 1e-5 * (mag + std::abs(sv[e])) + 1e-6)
                 << "dtype=" << dtype << " k=" << k << " alg=" << alg << " e=" << e;
           }
