@@ -62,6 +62,17 @@ __global__ void sddmm_nnz_split(SddmmArgs args) {
   }
 }
 
+// A lane's V vectors of a K-row: vectors slot, slot + G, ...; zeros past the row's end (the
+// check compiles out when K fills every lane's vectors).
+template <int G, int V, bool kFull, typename T>
+__device__ __forceinline__ void load_slice(const T* row, int slot, int64_t vecs, uint4 (&out)[V]) {
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    const int64_t t = slot + int64_t{v} * G;
+    out[v] = kFull || t < vecs ? load_vec(row, t) : make_uint4(0, 0, 0, 0);
+  }
+}
+
 // Groups of G lanes per nonzero, V 16-byte vectors per lane, 32/G nonzeros per warp step.
 // A warp takes its nonzeros 32 at a time: lane t loads column and row of nonzero t in one
 // coalesced access (so the index loads are not a dependent step before every B load), groups
@@ -104,21 +115,12 @@ __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t ch
           const int col = __shfl_sync(0xffffffffu, my_col, j);
           rows[u] = __shfl_sync(0xffffffffu, my_row, j);
           const T* bj = b + int64_t{col} * args.k;
-#pragma unroll
-          for (int v = 0; v < V; ++v) {
-            const int64_t t = slot + int64_t{v} * G;
-            bv[u][v] = kFull || t < vecs ? load_vec(bj, t) : make_uint4(0, 0, 0, 0);
-          }
+          load_slice<G, V, kFull>(bj, slot, vecs, bv[u]);
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           if (rows[u] != cached_row && rows[u] >= 0) {
-#pragma unroll
-            for (int v = 0; v < V; ++v) {
-              const int64_t t = slot + int64_t{v} * G;
-              av[v] = kFull || t < vecs ? load_vec(a + int64_t{rows[u]} * args.k, t)
-                                        : make_uint4(0, 0, 0, 0);
-            }
+            load_slice<G, V, kFull>(a + int64_t{rows[u]} * args.k, slot, vecs, av);
             cached_row = rows[u];
           }
           float acc = 0.0f;
