@@ -211,12 +211,12 @@ class CudaDenseMatrix final : public DenseMatrix {
 class CudaTiledPlan final : public SddmmPlan {
  public:
   CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id,
-                const CudaPattern& pattern, int64_t k, int sms, bool float32_only,
-                cudaStream_t stream)
+                const CudaPattern& pattern, int64_t k, const kernels::BandTiling& tiling,
+                bool float32_only, cudaStream_t stream)
       : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED),
         backend_(std::move(backend)),
-        float32_only_(float32_only) {
-    tiling_ = kernels::plan_band_tiling(k, pattern.rows, pattern.cols, pattern.nnz, sms);
+        float32_only_(float32_only),
+        tiling_(tiling) {
     if (!kernels::band_tiling_pays(tiling_, pattern.rows, pattern.nnz)) return;
     starts_ = DeviceBuffer<int32_t>(
         static_cast<size_t>(kernels::band_table_entries(tiling_, pattern.rows)), stream);
@@ -338,6 +338,7 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
                                                         sfac_sddmm_algorithm algorithm) {
   const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
   DeviceGuard guard(device_);
+  const auto tiling = kernels::plan_band_tiling(k, s.rows(), s.cols(), s.nnz(), sms_);
   bool float32_only = false;
   if (algorithm == SFAC_SDDMM_ALG_AUTO) {
     // The nonzero-split kernel balances any row-length distribution and reuses A across a row
@@ -345,7 +346,6 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
     // its gathers go to DRAM, and staging B once per band tile wins (measured on an H100:
     // 100k x 100k at 1%, K = 512: 41.7 ms vs 56.9; with B in L2 or 16-bit factors the
     // nonzero split stays ahead; docs/perf-notes.md). The band table must also pay.
-    const auto tiling = kernels::plan_band_tiling(k, s.rows(), s.cols(), s.nnz(), sms_);
     const bool b_beyond_l2 = s.cols() * k * static_cast<int64_t>(sizeof(float)) > 2 * l2_bytes_;
     const bool tiled =
         k % 4 == 0 && b_beyond_l2 && kernels::band_tiling_pays(tiling, s.rows(), s.nnz());
@@ -354,7 +354,7 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
   }
   if (algorithm == SFAC_SDDMM_ALG_TILED) {
     auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k,
-                                                sms_, float32_only, stream_);
+                                                tiling, float32_only, stream_);
     // Calls the bands do not serve run the nonzero split, which needs each nonzero's row.
     if (float32_only || !plan->tiling(kernels::ElemType::F32))
       s.pattern().rows_of_nonzeros(stream_);
@@ -362,20 +362,6 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
   }
   if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(stream_);
   return std::make_unique<SddmmPlan>(pattern.pattern_id(), k, algorithm);
-}
-
-bool CudaBackend::run_tiled(const kernels::SddmmArgs& args, const kernels::BandTiling& tiling,
-                            int64_t cols) {
-  if (kernels::tiled_slices(args) == 1) {
-    return kernels::launch_sddmm_tiled(args, tiling, cols, nullptr, stream_);
-  }
-  // Partial sums of the K-slices: in P when nothing reads P's old values or S, else in a
-  // scratch buffer from the pool.
-  if (args.op == kernels::SddmmOp::Pattern && args.beta == 0.0f) {
-    return kernels::launch_sddmm_tiled(args, tiling, cols, args.p, stream_);
-  }
-  DeviceBuffer<float> partial(static_cast<size_t>(args.nnz), stream_);
-  return kernels::launch_sddmm_tiled(args, tiling, cols, partial.data(), stream_);
 }
 
 void CudaBackend::sddmm(const SddmmCall& call) {
@@ -404,7 +390,7 @@ void CudaBackend::sddmm(const SddmmCall& call) {
       call.plan.algorithm() == SFAC_SDDMM_ALG_TILED
           ? static_cast<const CudaTiledPlan&>(call.plan).tiling(args.elem)
           : nullptr;
-  if (tiling && run_tiled(args, *tiling, s.cols())) return;
+  if (tiling && kernels::launch_sddmm_tiled(args, *tiling, s.cols(), stream_)) return;
   if (call.plan.algorithm() == SFAC_SDDMM_ALG_TILED) {
     // Too sparse for bands, K not whole 16-byte vectors, or factors the bands do not serve.
     args.row_of = s.pattern().rows_of_nonzeros(stream_);

@@ -10,11 +10,6 @@
 
 namespace sfac::cuda {
 
-namespace kernels {
-struct SddmmArgs;
-struct BandTiling;
-}  // namespace kernels
-
 // Makes `device` current for a scope and restores the caller's device afterwards, so the
 // library never changes which device the application's own CUDA code runs on.
 class DeviceGuard {
@@ -50,9 +45,6 @@ class CudaBackend final : public Backend {
   void synchronize() override;
 
  private:
-  // Runs the band-tiled kernel; false when it cannot take these arguments.
-  bool run_tiled(const kernels::SddmmArgs& args, const kernels::BandTiling& tiling, int64_t cols);
-
   int device_;
   int sms_ = 0;
   int64_t l2_bytes_ = 0;

@@ -2,6 +2,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
 #include "cuda/kernels/sddmm_common.cuh"
 #include "cuda/kernels/sddmm_tiled.cuh"
 
@@ -254,11 +255,23 @@ void launch(const SddmmArgs& args, const BandTiling& bt, int64_t cols, float* pa
 }
 
 template <typename T>
-bool launch_as(const SddmmArgs& args, const BandTiling& bt, int64_t cols, float* partial,
-               cudaStream_t stream) {
+bool launch_as(const SddmmArgs& args, const BandTiling& bt, int64_t cols, cudaStream_t stream) {
   constexpr int E = Elem<T>::kPerVec;
   if (args.k % E != 0) return false;
-  if (slice_vecs(args.k / E) == 8) {
+  const int64_t vecs = args.k / E, slice = slice_vecs(vecs);
+  // Partial sums of K-slices after the first: in P when nothing reads P's old values or S,
+  // else in a scratch buffer from the pool.
+  DeviceBuffer<float> scratch;
+  float* partial = nullptr;
+  if ((vecs + slice - 1) / slice > 1) {
+    if (args.op == SddmmOp::Pattern && args.beta == 0.0f) {
+      partial = args.p;
+    } else {
+      scratch = DeviceBuffer<float>(static_cast<size_t>(args.nnz), stream);
+      partial = scratch.data();
+    }
+  }
+  if (slice == 8) {
     launch<T, 2>(args, bt, cols, partial, stream);
   } else {
     launch<T, 1>(args, bt, cols, partial, stream);
@@ -292,7 +305,8 @@ __global__ void band_starts_kernel(const int64_t* row_offsets, const int32_t* co
 
 BandTiling plan_band_tiling(int64_t k, int64_t rows, int64_t cols, int64_t nnz, int sms) {
   BandTiling bt;
-  // Sized for float32 factors; 16-bit factors use the same bands with half the lanes or fewer.
+  // Sized for float32 factors; 16-bit factors use the same bands with the same or fewer
+  // vectors per row slice.
   const int slice = slice_vecs(std::max<int64_t>(1, k / 4));
   bt.band_width = std::clamp<int64_t>(kBandBytes / (slice * 16), 1, std::max<int64_t>(cols, 1));
   bt.bands = std::max<int64_t>(1, (cols + bt.band_width - 1) / bt.band_width);
@@ -325,27 +339,19 @@ void build_band_starts(const int64_t* row_offsets, const int32_t* cols, int64_t 
   SFAC_CUDA_CHECK_LAUNCH();
 }
 
-int64_t tiled_slices(const SddmmArgs& args) {
-  const int64_t e = args.elem == ElemType::F32 ? 4 : 8;
-  if (args.k % e != 0) return 1;
-  const int64_t vecs = args.k / e;
-  const int64_t slice = slice_vecs(vecs);
-  return (vecs + slice - 1) / slice;
-}
-
 bool launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,
-                        float* partial, cudaStream_t stream) {
+                        cudaStream_t stream) {
   if (args.nnz == 0) return true;
   bool launched = false;
   switch (args.elem) {
     case ElemType::F32:
-      launched = launch_as<float>(args, tiling, cols, partial, stream);
+      launched = launch_as<float>(args, tiling, cols, stream);
       break;
     case ElemType::F16:
-      launched = launch_as<__half>(args, tiling, cols, partial, stream);
+      launched = launch_as<__half>(args, tiling, cols, stream);
       break;
     case ElemType::BF16:
-      launched = launch_as<__nv_bfloat16>(args, tiling, cols, partial, stream);
+      launched = launch_as<__nv_bfloat16>(args, tiling, cols, stream);
       break;
   }
   if (launched) SFAC_CUDA_CHECK_LAUNCH();

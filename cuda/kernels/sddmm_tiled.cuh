@@ -37,13 +37,10 @@ void build_band_starts(const int64_t* row_offsets, const int32_t* cols, int64_t 
                        int64_t band_width, int64_t bands, int32_t* band_starts,
                        cudaStream_t stream);
 
-// K-slices the kernel makes for these arguments (> 1: a partial-sum buffer is needed).
-int64_t tiled_slices(const SddmmArgs& args);
-
-// Returns false (launching nothing) when K does not fill whole 16-byte vectors. `partial`
-// holds nnz floats when tiled_slices(args) > 1; it may be args.p when op is Pattern and
-// beta == 0 (nothing then reads P's old values or S).
+// Returns false (launching nothing) when K does not fill whole 16-byte vectors. With several
+// K-slices the partial sums go to P when op is Pattern and beta == 0 (nothing then reads P's
+// old values or S), else to a scratch buffer from the stream's pool.
 bool launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,
-                        float* partial, cudaStream_t stream);
+                        cudaStream_t stream);
 
 }  // namespace sfac::cuda::kernels
