@@ -203,31 +203,32 @@ class CudaDenseMatrix final : public DenseMatrix {
   DeviceBuffer<uint8_t> bytes_;
 };
 
-// A TILED plan owns the band tiling of its pattern and the table of where each (row, band)
-// range starts (see sddmm_tiled.cuh). Where that table would be larger than the pattern itself
-// (very sparse patterns: under one nonzero per row and band), the plan keeps no table and the
-// calls run the nonzero-split kernel. A plan that AUTO chose uses the bands for float32
-// factors only (the regime it was chosen for, see make_sddmm_plan).
+size_t element_size(kernels::ElemType elem) { return elem == kernels::ElemType::F32 ? 4 : 2; }
+
+// A TILED plan owns the band tiling of its pattern and its tables (see sddmm_tiled.cuh). Where
+// the tables would be larger than the pattern itself (very sparse patterns: under one nonzero
+// per row and band), the plan keeps none and the calls run the nonzero-split kernel. A plan
+// that AUTO chose runs the bands only for factors whose B exceeds `min_b_bytes` (the regime
+// they win in, see make_sddmm_plan), the nonzero split otherwise.
 class CudaTiledPlan final : public SddmmPlan {
  public:
   CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id,
-                const CudaPattern& pattern, int64_t k, const kernels::BandTiling& tiling,
-                bool float32_only, cudaStream_t stream)
+                const CudaPattern& pattern, int64_t k, int64_t min_b_bytes, cudaStream_t stream)
       : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED),
         backend_(std::move(backend)),
-        float32_only_(float32_only),
-        tiling_(tiling) {
+        b_elements_(pattern.cols * k),
+        min_b_bytes_(min_b_bytes),
+        tiling_(kernels::plan_band_tiling(pattern.rows, pattern.cols)) {
     if (!kernels::band_tiling_pays(tiling_, pattern.rows, pattern.nnz)) return;
-    starts_ = DeviceBuffer<int32_t>(
-        static_cast<size_t>(kernels::band_table_entries(tiling_, pattern.rows)), stream);
-    kernels::build_band_starts(pattern.offsets.data(), pattern.indices.data(), pattern.rows,
-                               tiling_.band_width, tiling_.bands, starts_.data(), stream);
-    tiling_.band_starts = starts_.data();
+    kernels::build_band_tables(pattern.offsets.data(), pattern.indices.data(), pattern.rows,
+                               tiling_, tables_, stream);
+    has_tables_ = true;
   }
 
   // Null when the bands do not serve factors of this element type.
   const kernels::BandTiling* tiling(kernels::ElemType elem) const {
-    if (!tiling_.band_starts || (float32_only_ && elem != kernels::ElemType::F32)) return nullptr;
+    const int64_t b_bytes = b_elements_ * static_cast<int64_t>(element_size(elem));
+    if (!has_tables_ || b_bytes <= min_b_bytes_) return nullptr;
     return &tiling_;
   }
 
@@ -235,8 +236,10 @@ class CudaTiledPlan final : public SddmmPlan {
   // Declared first, destroyed last: the buffers are freed on the backend's stream, which must
   // outlive them even when the context is destroyed before the plan.
   std::shared_ptr<Backend> backend_;
-  bool float32_only_;
-  DeviceBuffer<int32_t> starts_;
+  int64_t b_elements_;
+  int64_t min_b_bytes_;
+  bool has_tables_ = false;
+  kernels::BandTables tables_;
   kernels::BandTiling tiling_;
 };
 
@@ -283,7 +286,6 @@ CudaBackend::CudaBackend(int device, int num_threads)
   cudaDeviceProp prop{};
   SFAC_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
   name_ = prop.name;
-  sms_ = prop.multiProcessorCount;
   l2_bytes_ = prop.l2CacheSize;
   SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   // Keep freed blocks in the pool: training loops then reuse memory without cudaMalloc.
@@ -338,26 +340,25 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
                                                         sfac_sddmm_algorithm algorithm) {
   const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
   DeviceGuard guard(device_);
-  const auto tiling = kernels::plan_band_tiling(k, s.rows(), s.cols(), s.nnz(), sms_);
-  bool float32_only = false;
+  int64_t min_b_bytes = -1;  // explicit TILED: bands for every element type
   if (algorithm == SFAC_SDDMM_ALG_AUTO) {
     // The nonzero-split kernel balances any row-length distribution and reuses A across a row
-    // from registers; its B rows come from L2. Only when float32 B is far larger than L2 do
-    // its gathers go to DRAM, and staging B once per band tile wins (measured on an H100:
-    // 100k x 100k at 1%, K = 512: 41.7 ms vs 56.9; with B in L2 or 16-bit factors the
-    // nonzero split stays ahead; docs/perf-notes.md). The band table must also pay.
-    const bool b_beyond_l2 = s.cols() * k * static_cast<int64_t>(sizeof(float)) > 2 * l2_bytes_;
+    // from registers; its B rows come from L2. Only when B is well beyond L2 do its gathers go
+    // to DRAM, and staging B once per band tile wins. Measured on an H100 (50 MB L2), 100k x
+    // 100k at 1%: B of 102 MB (float32 K = 512, bfloat16 K = 512) bands win, 32.3 vs 56.9 ms and
+    // 22.7 vs 24.9; B of 51 MB (float32 K = 128) the nonzero split wins, 6.8 vs 9.4 ms
+    // (docs/perf-notes.md). The band tables must also pay.
+    min_b_bytes = 3 * l2_bytes_ / 2;
     const bool tiled =
-        k % 4 == 0 && b_beyond_l2 && kernels::band_tiling_pays(tiling, s.rows(), s.nnz());
+        s.cols() * k * static_cast<int64_t>(sizeof(float)) > min_b_bytes &&
+        kernels::band_tiling_pays(kernels::plan_band_tiling(s.rows(), s.cols()), s.rows(), s.nnz());
     algorithm = tiled ? SFAC_SDDMM_ALG_TILED : SFAC_SDDMM_ALG_NNZ_SPLIT;
-    float32_only = tiled;
   }
   if (algorithm == SFAC_SDDMM_ALG_TILED) {
     auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k,
-                                                tiling, float32_only, stream_);
+                                                min_b_bytes, stream_);
     // Calls the bands do not serve run the nonzero split, which needs each nonzero's row.
-    if (float32_only || !plan->tiling(kernels::ElemType::F32))
-      s.pattern().rows_of_nonzeros(stream_);
+    if (!plan->tiling(kernels::ElemType::BF16)) s.pattern().rows_of_nonzeros(stream_);
     return plan;
   }
   if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(stream_);

@@ -46,7 +46,6 @@ class CudaBackend final : public Backend {
 
  private:
   int device_;
-  int sms_ = 0;
   int64_t l2_bytes_ = 0;
   int num_threads_;
   std::string name_;

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <climits>
 #include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
@@ -11,281 +13,219 @@ namespace {
 
 using namespace detail;
 
-// Two blocks of 16 warps per SM: one can stage its band while the other computes.
-constexpr int kTileThreads = 512;
-constexpr int64_t kBandBytes = 88 * 1024;
-constexpr int kMaxRowBlock = 512;
-// Work items whose row is looked up in a shared table; a tile with more falls back to a
-// binary search over piece_start.
-constexpr int kMaxTableItems = 2 * kMaxRowBlock;
-// Work items each group loads before computing any: their A and column loads are in flight
-// together (one item is only ~8 nonzeros in a uniform 1% pattern).
-constexpr int kItemsInFlight = 2;
-// A row's range in a band is cut into work items of at most this many nonzeros, so one long
-// row is spread over several groups.
-constexpr int kPiece = 64;
+// Two blocks of 8 warps per SM, each with a double-buffered band slice of 2 x 40 KB.
+constexpr int kTileThreads = 256;
+// Consecutive nonzeros per thread: one row's run shares A's slice in registers; 8 keeps the
+// partial sums of every K-slice in registers.
+constexpr int kPerThread = 8;
+constexpr int kTileNnz = kTileThreads * kPerThread;
+// 16-byte vectors per K-slice of a row (128 bytes: 32 float32 or 64 16-bit values).
+constexpr int kSliceVecs = 8;
+constexpr int64_t kBandWidth = 320;
+constexpr int kMaxRowBlock = 1024;
+constexpr int kRowsPerThread = kMaxRowBlock / kTileThreads;
 
-// Four lanes per nonzero, each holding V 16-byte vectors of the K-slice: fewer lanes per
-// nonzero mean fewer shuffles and selects per nonzero (the kernel is instruction-bound).
-constexpr int kLanes = 4;
-// 16-byte vectors per K-slice: 8 (V = 2) when K has that many, else 4.
-int slice_vecs(int64_t vecs) { return vecs >= 8 ? 8 : 4; }
-
-// Position of vector x of band column c: with 128-byte slices every column starts at bank 0,
-// so odd columns swap their halves and two groups reading different columns in one
-// quarter-warp phase hit different banks half of the time instead of never.
-template <int S>
-__device__ __forceinline__ int swizzle(int c, int x) {
-  return S == 8 ? x ^ ((c & 1) << 2) : x;
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool fill) {
+  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int bytes = fill ? 16 : 0;  // 0: the 16 bytes are zero-filled
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n"); }
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
-// v[q] holds this lane's partial dot for nonzero q of the group (q < G). Afterwards v[0] on
-// lane `slot` holds the full dot of nonzero `slot`: G - 1 shuffles for G nonzeros instead of
-// log2(G) per nonzero, and the results land where a coalesced store wants them.
-template <int G>
-__device__ __forceinline__ void reduce_scatter(float (&v)[G], int slot) {
-#pragma unroll
-  for (int h = G / 2; h >= 1; h /= 2) {
-    const bool upper = (slot & h) != 0;
-#pragma unroll
-    for (int i = 0; i < h; ++i) {
-      const float send = upper ? v[i] : v[i + h];
-      const float keep = upper ? v[i + h] : v[i];
-      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, h);
-    }
+// K-slice [v0, v0 + 8) of the band's B rows into `buf` (row c at buf[c * 8]); vectors past K
+// are zeros, so the dot loop needs no bounds check.
+__device__ __forceinline__ void stage_slice(uint4* buf, const uint4* b, int64_t vecs, int64_t col0,
+                                            int width, int64_t v0) {
+  for (int t = threadIdx.x; t < width * kSliceVecs; t += kTileThreads) {
+    const int64_t v = v0 + t % kSliceVecs;
+    const bool inside = v < vecs;
+    cp_async16(buf + t, b + (inside ? (col0 + t / kSliceVecs) * vecs + v : 0), inside);
   }
+  cp_async_commit();
 }
 
-struct TileMeta {
-  int64_t* seg_begin;    // CSR position of each row's first nonzero in the band
-  int32_t* seg_len;      // nonzeros of each row in the band
-  int32_t* piece_start;  // first work item of each row (R + 1 entries)
-  uint16_t* item_row;    // row of each work item (kMaxTableItems entries)
-};
-
-// Row of a work item: from the table, else the last row whose first item is <= item.
-__device__ __forceinline__ int row_of_item(const TileMeta& meta, int items, int nrows, int item) {
-  if (items <= kMaxTableItems) return meta.item_row[item];
-  int lo = 0, hi = nrows;
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    if (meta.piece_start[mid] <= item) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+// acc + dot(a, b) as a chain of FMAs for float32.
+template <typename T>
+__device__ __forceinline__ float dot_acc(uint4 a, uint4 b, float acc) {
+  return acc + Elem<T>::dot(a, b);
+}
+template <>
+__device__ __forceinline__ float dot_acc<float>(uint4 a, uint4 b, float acc) {
+  acc = fmaf(__uint_as_float(a.x), __uint_as_float(b.x), acc);
+  acc = fmaf(__uint_as_float(a.y), __uint_as_float(b.y), acc);
+  acc = fmaf(__uint_as_float(a.z), __uint_as_float(b.z), acc);
+  return fmaf(__uint_as_float(a.w), __uint_as_float(b.w), acc);
 }
 
-template <typename T, int V>
+// Shared-memory slot of tile position p (thread p / 8's nonzero p % 8), stored [p % 8][p / 8]
+// with rows 260 words apart: a thread walking its 8 nonzeros, and 32 lanes taking 32
+// consecutive positions, both hit 32 different banks.
+constexpr int kSlotRows = kPerThread, kSlotStride = kTileThreads + 4;
+__device__ __forceinline__ int tile_slot(int p) {
+  return p % kPerThread * kSlotStride + p / kPerThread;
+}
+
+template <typename T>
 __global__ void __launch_bounds__(kTileThreads, 2)
-    sddmm_band_tile(SddmmArgs args, BandTiling bt, int64_t cols_total, float* partial) {
+    sddmm_band_tile(SddmmArgs args, BandTiling bt, int64_t cols_total) {
   extern __shared__ uint4 smem[];
-  uint4* band = smem;
-  TileMeta meta;
-  constexpr int G = kLanes, S = G * V;
-  meta.seg_begin = reinterpret_cast<int64_t*>(band + bt.band_width * S);
-  meta.seg_len = reinterpret_cast<int32_t*>(meta.seg_begin + bt.row_block);
-  meta.piece_start = meta.seg_len + bt.row_block;
-  meta.item_row = reinterpret_cast<uint16_t*>(meta.piece_start + bt.row_block + 1);
+  using Scan = cub::BlockScan<int, kTileThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  // Cell-relative position of each row's first nonzero in the band, and the row's CSR slot.
+  __shared__ int32_t prefix[kMaxRowBlock + 1];
+  __shared__ int64_t seg_begin[kMaxRowBlock];
+  __shared__ int32_t where[kSlotRows * kSlotStride];
+  __shared__ float partial[kSlotRows * kSlotStride];
 
-  const int64_t nb = bt.bands;
-  const int64_t row0 = blockIdx.x / nb * bt.row_block;
-  const int64_t j = blockIdx.x % nb;
+  const int tile = blockIdx.x;
+  const int cell = bt.tile_cell[tile];
+  const int first = (tile - bt.cell_first_tile[cell]) * kTileNnz;
+  const int64_t j = cell % bt.bands;
+  const int64_t row0 = cell / bt.bands * bt.row_block;
   const int nrows = static_cast<int>(min(bt.row_block, args.rows - row0));
   const int64_t col0 = j * bt.band_width;
   const int width = static_cast<int>(min(bt.band_width, cols_total - col0));
   const int64_t vecs = args.k / Elem<T>::kPerVec;
-  const int slices = static_cast<int>((vecs + S - 1) / S);
+  const int slices = static_cast<int>((vecs + kSliceVecs - 1) / kSliceVecs);
+  const auto* a = static_cast<const uint4*>(args.a);
+  const auto* b = static_cast<const uint4*>(args.b);
+  const int64_t buf_vecs = bt.band_width * kSliceVecs;  // two buffers: smem, smem + buf_vecs
 
-  // Each row's range in this band, and the work items it is cut into.
-  using Scan = cub::BlockScan<int, kTileThreads>;
-  __shared__ typename Scan::TempStorage scan_storage;
-  constexpr int kRowsPerThread = kMaxRowBlock / kTileThreads;
-  int pieces[kRowsPerThread];
+  // The first slice is in flight while the tile's rows are located.
+  stage_slice(smem, b, vecs, col0, width, 0);
+
+  int lens[kRowsPerThread];
 #pragma unroll
   for (int i = 0; i < kRowsPerThread; ++i) {
     const int r = threadIdx.x * kRowsPerThread + i;
-    pieces[i] = 0;
+    lens[i] = 0;
     if (r < nrows) {
-      const int32_t* starts = bt.band_starts + (row0 + r) * (nb + 1) + j;
-      const int lo = starts[0], len = starts[1] - lo;
-      meta.seg_begin[r] = args.row_offsets[row0 + r] + lo;
-      meta.seg_len[r] = len;
-      pieces[i] = (len + kPiece - 1) / kPiece;
+      const int lo = bt.seg_start[j * args.rows + row0 + r];
+      lens[i] = bt.seg_start[(j + 1) * args.rows + row0 + r] - lo;
+      seg_begin[r] = args.row_offsets[row0 + r] + lo;
     }
   }
-  int items = 0;
-  Scan(scan_storage).ExclusiveSum(pieces, pieces, items);
+  int total = 0;
+  Scan(scan_storage).ExclusiveSum(lens, lens, total);
 #pragma unroll
   for (int i = 0; i < kRowsPerThread; ++i) {
     const int r = threadIdx.x * kRowsPerThread + i;
-    if (r < nrows) meta.piece_start[r] = pieces[i];
+    if (r < nrows) prefix[r] = lens[i];
   }
-  if (items <= kMaxTableItems) {
-#pragma unroll
-    for (int i = 0; i < kRowsPerThread; ++i) {
-      const int r = threadIdx.x * kRowsPerThread + i;
-      if (r < nrows) {
-        const int count = (meta.seg_len[r] + kPiece - 1) / kPiece;
-        for (int q = 0; q < count; ++q) meta.item_row[pieces[i] + q] = static_cast<uint16_t>(r);
-      }
-    }
-  }
-  if (threadIdx.x == 0) meta.piece_start[nrows] = items;
+  if (threadIdx.x == 0) prefix[nrows] = total;
   __syncthreads();
-  if (items == 0) return;  // block-uniform
 
-  constexpr int kGroups = kTileThreads / G, kGroupsPerWarp = kWarp / G;
-  const int slot = threadIdx.x % G, group = threadIdx.x / G;
-  const int warp_first_group = threadIdx.x / kWarp * kGroupsPerWarp;
-  const auto* a = static_cast<const T*>(args.a);
-  const auto* b = static_cast<const T*>(args.b);
-  for (int s = 0; s < slices; ++s) {
-    const int64_t v0 = int64_t{s} * S;
-    if (s > 0) __syncthreads();  // the previous slice's band is no longer read
-    // Four loads in flight per thread while staging.
-    for (int t0 = threadIdx.x; t0 < width * S; t0 += 4 * kTileThreads) {
-      uint4 x[4];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int t = t0 + q * kTileThreads;
-        const int64_t v = v0 + t % S;
-        x[q] = t < width * S && v < vecs ? load_vec(b + (col0 + t / S) * args.k, v)
-                                         : make_uint4(0, 0, 0, 0);
-      }
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int t = t0 + q * kTileThreads;
-        if (t < width * S) band[t / S * S + swizzle<S>(t / S, t % S)] = x[q];
+  // This thread's nonzeros: cell positions f0 .. f0 + n - 1, row by row.
+  const int f0 = first + static_cast<int>(threadIdx.x) * kPerThread;
+  const int n = max(0, min(kPerThread, total - f0));
+  int r = 0;
+  if (n > 0) {  // the row with prefix[r] <= f0 < prefix[r + 1]
+    int hi = nrows;
+    while (hi - r > 1) {
+      const int mid = (r + hi) / 2;
+      if (prefix[mid] <= f0) {
+        r = mid;
+      } else {
+        hi = mid;
       }
     }
-    __syncthreads();
-    const bool first = s == 0, last = s == slices - 1;
-    // The groups of a warp take consecutive work items and step through them together, so
-    // every loop below is warp-uniform (shuffles need all lanes).
-    for (int base = warp_first_group; base < items; base += kGroups * kItemsInFlight) {
-      int n[kItemsInFlight], col[kItemsInFlight], col_next[kItemsInFlight];
-      int64_t begin[kItemsInFlight];
-      uint4 av[kItemsInFlight][V];
+  }
+  // Per nonzero i of thread t, at slot(t * 8 + i): its row, then also (high 16 bits / low 16
+  // bits) its B row's offset in the band buffer; and its partial sum over K-slices. Shared
+  // memory rather than registers so the nonzero loop is a real loop (unrolled, the compiler
+  // hoists all eight nonzeros' loads: ~250 registers, spills) and so the column loads and the
+  // result stores can run in tile order, coalesced, instead of per thread (one L2 sector
+  // request per nonzero: the first version was L2-bound at 7% of DRAM bandwidth).
+  for (int i = 0; i < n; ++i) {
+    while (prefix[r + 1] <= f0 + i) ++r;
+    where[tile_slot(threadIdx.x * kPerThread + i)] = r;
+  }
+  __syncthreads();
 #pragma unroll
-      for (int u = 0; u < kItemsInFlight; ++u) {
-        const int item = base + u * kGroups + group - warp_first_group;
-        n[u] = 0;
-        begin[u] = 0;
-        col[u] = 0;
-        col_next[u] = 0;
+  for (int m = 0; m < kPerThread; ++m) {
+    const int p = m * kTileThreads + threadIdx.x;
+    if (first + p < total) {
+      const int slot = tile_slot(p), row = where[slot];
+      const int64_t e = seg_begin[row] + (first + p - prefix[row]);
+      where[slot] = row << 16 | (__ldg(args.cols + e) - static_cast<int>(col0)) * kSliceVecs;
+    }
+  }
+
+  // Lane l reads vector (q + l) % 8 of a row at step q: the 8 lanes of a quarter-warp phase hit
+  // 8 different 16-byte bank groups whatever columns they read. A's slice is loaded in the same
+  // rotated order, so the dot product pairs the right elements.
+  const int rot = threadIdx.x % kSliceVecs;
+  for (int s = 0; s < slices; ++s) {
+    const int64_t v0 = int64_t{s} * kSliceVecs;
+    cp_async_wait_all();
+    __syncthreads();  // slice s is visible, and nobody still reads the other buffer
+    if (s + 1 < slices) {
+      stage_slice(smem + ((s + 1) & 1) * buf_vecs, b, vecs, col0, width, v0 + kSliceVecs);
+    }
+    const uint4* band = smem + (s & 1) * buf_vecs;
+    uint4 av[kSliceVecs];
+    int cached = -1;
+#pragma unroll 1
+    for (int i = 0; i < n; ++i) {
+      const int slot = tile_slot(threadIdx.x * kPerThread + i);
+      const int w = where[slot], row = w >> 16;
+      if (row != cached) {
+        cached = row;
+        const uint4* ar = a + (row0 + row) * vecs;
 #pragma unroll
-        for (int v = 0; v < V; ++v) av[u][v] = make_uint4(0, 0, 0, 0);
-        if (item < items) {
-          const int r = row_of_item(meta, items, nrows, item);
-          const int piece = item - meta.piece_start[r];
-          begin[u] = meta.seg_begin[r] + int64_t{piece} * kPiece;
-          n[u] = min(kPiece, meta.seg_len[r] - piece * kPiece);
-#pragma unroll
-          for (int v = 0; v < V; ++v) {
-            const int64_t t = v0 + slot + v * G;
-            if (t < vecs) av[u][v] = load_vec(a + (row0 + r) * args.k, t);
-          }
-          // Past the end a lane reads band column 0 (staged) and its result is dropped.
-          // The first two sub-chunks' columns (an item averages ~7 nonzeros in a 1% pattern).
-          if (slot < n[u]) col[u] = __ldg(args.cols + begin[u] + slot) - static_cast<int>(col0);
-          if (G + slot < n[u]) {
-            col_next[u] = __ldg(args.cols + begin[u] + G + slot) - static_cast<int>(col0);
-          }
+        for (int q = 0; q < kSliceVecs; ++q) {
+          const int64_t v = v0 + (q + rot) % kSliceVecs;
+          av[q] = v < vecs ? load_vec(ar, v) : make_uint4(0, 0, 0, 0);
         }
       }
+      const uint4* br = band + (w & 0xffff);
+      // Four independent sums: a single chain would be 32 dependent FMAs per nonzero.
+      float d[4] = {};
 #pragma unroll
-      for (int u = 0; u < kItemsInFlight; ++u) {
-        const int subs = __reduce_max_sync(0xffffffffu, (n[u] + G - 1) / G);
-        for (int c = 0; c < subs; ++c) {
-          const int off = c * G + slot;
-          const bool valid = off < n[u];
-          const int64_t e = begin[u] + off;
-          const int cc = c == 0   ? col[u]
-                         : c == 1 ? col_next[u]
-                                  : (valid ? __ldg(args.cols + e) - static_cast<int>(col0) : 0);
-          // All G steps run unguarded (lanes past the end read staged column 0): a branch
-          // per step cost more than the steps it saves.
-          float v[G];
-#pragma unroll
-          for (int q = 0; q < G; ++q) {
-            const int cq = __shfl_sync(0xffffffffu, cc, q, G);
-            const uint4* row = band + cq * S;
-            v[q] = 0.0f;
-#pragma unroll
-            for (int w = 0; w < V; ++w) {
-              v[q] += Elem<T>::dot(av[u][w], row[swizzle<S>(cq, slot + w * G)]);
-            }
-          }
-          reduce_scatter<G>(v, slot);
-          if (valid) {
-            if (first && last) {
-              store(args, e, v[0]);
-            } else if (first) {
-              partial[e] = v[0];
-            } else if (!last) {
-              partial[e] += v[0];
-            } else {
-              store(args, e, partial[e] + v[0]);
-            }
-          }
-        }
+      for (int q = 0; q < kSliceVecs; ++q) {
+        d[q % 4] = dot_acc<T>(av[q], br[(q + rot) % kSliceVecs], d[q % 4]);
       }
+      partial[slot] = (s == 0 ? 0.0f : partial[slot]) + ((d[0] + d[1]) + (d[2] + d[3]));
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int m = 0; m < kPerThread; ++m) {
+    const int p = m * kTileThreads + threadIdx.x;
+    if (first + p < total) {
+      const int slot = tile_slot(p), row = where[slot] >> 16;
+      store(args, seg_begin[row] + (first + p - prefix[row]), partial[slot]);
     }
   }
 }
 
-size_t smem_bytes(const BandTiling& bt, int slice) {
-  return static_cast<size_t>(bt.band_width * slice) * sizeof(uint4) +
-         static_cast<size_t>(bt.row_block) * (sizeof(int64_t) + 2 * sizeof(int32_t)) +
-         sizeof(int32_t) + kMaxTableItems * sizeof(uint16_t);
-}
-
-template <typename T, int V>
-void launch(const SddmmArgs& args, const BandTiling& bt, int64_t cols, float* partial,
-            cudaStream_t stream) {
-  const size_t smem = smem_bytes(bt, kLanes * V);
-  SFAC_CUDA_TRY(cudaFuncSetAttribute(
-      sddmm_band_tile<T, V>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  const int64_t tiles = (args.rows + bt.row_block - 1) / bt.row_block * bt.bands;
-  sddmm_band_tile<T, V>
-      <<<static_cast<unsigned>(tiles), kTileThreads, smem, stream>>>(args, bt, cols, partial);
+size_t smem_bytes(const BandTiling& bt) {
+  return static_cast<size_t>(2 * bt.band_width * kSliceVecs) * sizeof(uint4);
 }
 
 template <typename T>
 bool launch_as(const SddmmArgs& args, const BandTiling& bt, int64_t cols, cudaStream_t stream) {
-  constexpr int E = Elem<T>::kPerVec;
-  if (args.k % E != 0) return false;
-  const int64_t vecs = args.k / E, slice = slice_vecs(vecs);
-  // Partial sums of K-slices after the first: in P when nothing reads P's old values or S,
-  // else in a scratch buffer from the pool.
-  DeviceBuffer<float> scratch;
-  float* partial = nullptr;
-  if ((vecs + slice - 1) / slice > 1) {
-    if (args.op == SddmmOp::Pattern && args.beta == 0.0f) {
-      partial = args.p;
-    } else {
-      scratch = DeviceBuffer<float>(static_cast<size_t>(args.nnz), stream);
-      partial = scratch.data();
-    }
-  }
-  if (slice == 8) {
-    launch<T, 2>(args, bt, cols, partial, stream);
-  } else {
-    launch<T, 1>(args, bt, cols, partial, stream);
-  }
+  if (args.k % Elem<T>::kPerVec != 0) return false;
+  if (bt.tiles == 0) return true;
+  const size_t smem = smem_bytes(bt);
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(
+      sddmm_band_tile<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  sddmm_band_tile<T>
+      <<<static_cast<unsigned>(bt.tiles), kTileThreads, smem, stream>>>(args, bt, cols);
   return true;
 }
 
-// Band start offsets of row r: lower bound of each band's first column in the row's columns.
-__global__ void band_starts_kernel(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
-                                   int64_t band_width, int64_t bands, int32_t* out) {
+// seg_start[j * rows + r]: offset in row r of its first column >= j * W (the row's length for
+// j = bands).
+__global__ void seg_start_kernel(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
+                                 int64_t band_width, int64_t bands, int32_t* out) {
   const int64_t entries = rows * (bands + 1);
   for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < entries;
        t += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t r = t / (bands + 1), j = t % (bands + 1);
+    const int64_t j = t / rows, r = t % rows;
     const int64_t begin = row_offsets[r];
     int64_t lo = begin, hi = row_offsets[r + 1];
     const int64_t key = j * band_width;
@@ -301,24 +241,48 @@ __global__ void band_starts_kernel(const int64_t* row_offsets, const int32_t* co
   }
 }
 
+// Tiles of each cell (warp per cell); cell = row block * bands + band.
+__global__ void cell_tiles_kernel(const int32_t* seg_start, int64_t rows, int64_t bands,
+                                  int64_t row_block, int64_t cells, int32_t* tiles) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = int64_t{gridDim.x} * (blockDim.x / kWarp);
+  for (int64_t c = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarp; c < cells;
+       c += warps) {
+    const int64_t j = c % bands, row0 = c / bands * row_block;
+    const int64_t row_end = min(row0 + row_block, rows);
+    int64_t count = 0;
+    for (int64_t r = row0 + lane; r < row_end; r += kWarp) {
+      count += seg_start[(j + 1) * rows + r] - seg_start[j * rows + r];
+    }
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+      count += __shfl_xor_sync(0xffffffffu, count, offset);
+    }
+    if (lane == 0) tiles[c] = static_cast<int32_t>((count + kTileNnz - 1) / kTileNnz);
+  }
+}
+
+__global__ void tile_cell_kernel(const int32_t* first_tile, int64_t cells, int32_t* tile_cell) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = int64_t{gridDim.x} * (blockDim.x / kWarp);
+  for (int64_t c = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarp; c < cells;
+       c += warps) {
+    for (int32_t t = first_tile[c] + lane; t < first_tile[c + 1]; t += kWarp) {
+      tile_cell[t] = static_cast<int32_t>(c);
+    }
+  }
+}
+
+int grid_for_warps(int64_t warps) {
+  return static_cast<int>(std::clamp<int64_t>((warps * kWarp + 255) / 256, 1, 65536));
+}
+
 }  // namespace
 
-BandTiling plan_band_tiling(int64_t k, int64_t rows, int64_t cols, int64_t nnz, int sms) {
+BandTiling plan_band_tiling(int64_t rows, int64_t cols) {
   BandTiling bt;
-  // Sized for float32 factors; 16-bit factors use the same bands with the same or fewer
-  // vectors per row slice.
-  const int slice = slice_vecs(std::max<int64_t>(1, k / 4));
-  bt.band_width = std::clamp<int64_t>(kBandBytes / (slice * 16), 1, std::max<int64_t>(cols, 1));
+  bt.band_width = std::clamp<int64_t>(cols, 1, kBandWidth);
   bt.bands = std::max<int64_t>(1, (cols + bt.band_width - 1) / bt.band_width);
-  // Rows per tile: enough that a staged band serves ~16 nonzeros per column on average, but
-  // at least ~4 tiles per SM so the GPU stays busy.
-  const double density =
-      rows > 0 && cols > 0 ? static_cast<double>(nnz) / (double(rows) * double(cols)) : 1.0;
-  int64_t r = density > 0 ? static_cast<int64_t>(16.0 / density) : kMaxRowBlock;
-  const int64_t min_tiles = int64_t{4} * std::max(sms, 1);
-  r = std::min<int64_t>(r, (rows * bt.bands + min_tiles - 1) / min_tiles);
-  r = std::clamp<int64_t>((r + 31) / 32 * 32, 32, kMaxRowBlock);
-  bt.row_block = r;
+  bt.row_block = std::clamp<int64_t>(rows, 1, kMaxRowBlock);
   return bt;
 }
 
@@ -327,16 +291,46 @@ int64_t band_table_entries(const BandTiling& tiling, int64_t rows) {
 }
 
 bool band_tiling_pays(const BandTiling& tiling, int64_t rows, int64_t nnz) {
-  return band_table_entries(tiling, rows) <= std::max<int64_t>(nnz, 1);
+  // Cell and tile numbers are int32 (both are at most the table's size).
+  const int64_t entries = band_table_entries(tiling, rows);
+  return entries <= std::max<int64_t>(nnz, 1) && entries <= INT32_MAX;
 }
 
-void build_band_starts(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
-                       int64_t band_width, int64_t bands, int32_t* band_starts,
-                       cudaStream_t stream) {
+void build_band_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
+                       BandTiling& bt, BandTables& tables, cudaStream_t stream) {
+  bt.tiles = 0;
   if (rows == 0) return;
-  band_starts_kernel<<<1024, 256, 0, stream>>>(row_offsets, cols, rows, band_width, bands,
-                                               band_starts);
+  const int64_t cells = (rows + bt.row_block - 1) / bt.row_block * bt.bands;
+  tables.seg_start =
+      DeviceBuffer<int32_t>(static_cast<size_t>(band_table_entries(bt, rows)), stream);
+  seg_start_kernel<<<1024, 256, 0, stream>>>(row_offsets, cols, rows, bt.band_width, bt.bands,
+                                             tables.seg_start.data());
   SFAC_CUDA_CHECK_LAUNCH();
+  // Tiles per cell, then their exclusive sum (one extra zero entry yields the total).
+  DeviceBuffer<int32_t> counts(static_cast<size_t>(cells + 1), stream);
+  SFAC_CUDA_TRY(cudaMemsetAsync(counts.data() + cells, 0, sizeof(int32_t), stream));
+  cell_tiles_kernel<<<grid_for_warps(cells), 256, 0, stream>>>(
+      tables.seg_start.data(), rows, bt.bands, bt.row_block, cells, counts.data());
+  SFAC_CUDA_CHECK_LAUNCH();
+  tables.cell_first_tile = DeviceBuffer<int32_t>(static_cast<size_t>(cells + 1), stream);
+  size_t temp_bytes = 0;
+  SFAC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.data(),
+                                              tables.cell_first_tile.data(), cells + 1, stream));
+  DeviceBuffer<uint8_t> temp(temp_bytes, stream);
+  SFAC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, counts.data(),
+                                              tables.cell_first_tile.data(), cells + 1, stream));
+  int32_t total = 0;
+  SFAC_CUDA_TRY(cudaMemcpyAsync(&total, tables.cell_first_tile.data() + cells, sizeof(int32_t),
+                                cudaMemcpyDeviceToHost, stream));
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+  bt.tiles = total;
+  tables.tile_cell = DeviceBuffer<int32_t>(static_cast<size_t>(total), stream);
+  tile_cell_kernel<<<grid_for_warps(cells), 256, 0, stream>>>(tables.cell_first_tile.data(), cells,
+                                                              tables.tile_cell.data());
+  SFAC_CUDA_CHECK_LAUNCH();
+  bt.seg_start = tables.seg_start.data();
+  bt.cell_first_tile = tables.cell_first_tile.data();
+  bt.tile_cell = tables.tile_cell.data();
 }
 
 bool launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,

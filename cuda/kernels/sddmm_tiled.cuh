@@ -1,18 +1,17 @@
 // Tiled SDDMM (cuSDDMM's SM-L2 / GPU-Shared idea): the columns of S are cut into bands of W
-// columns and the rows into blocks of R rows. A thread block owns one (row block, band) tile,
-// stages the band's rows of B in shared memory one K-slice at a time, and computes the tile's
-// nonzeros from there: B is read from L2 once per tile instead of once per nonzero.
-//
-// Within a row, one band's nonzeros are a contiguous CSR range, so column loads and result
-// stores stay coalesced and P keeps CSR order; the plan stores where each (row, band) range
-// starts. K-slices after the first accumulate in a float buffer (P itself when nothing else
-// reads it), the last slice applies the output rule.
+// columns and the rows into blocks of R rows; a (row block, band) cell's nonzeros, taken row by
+// row (each row's part of a band is a contiguous CSR range), are cut into tiles of equal
+// nonzero count. A thread block owns one tile: it stages the band's rows of B in shared memory
+// one 128-byte K-slice at a time and every thread computes a run of consecutive nonzeros of the
+// tile, with A's slice of the run's current row in registers. B is read from L2 once per tile
+// instead of once per nonzero, and no thread waits on another's longer row.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "cuda/device_buffer.h"
 #include "cuda/kernels/sddmm_kernels.cuh"
 
 namespace sfac::cuda::kernels {
@@ -20,26 +19,32 @@ namespace sfac::cuda::kernels {
 struct BandTiling {
   int64_t band_width = 0;  // W columns per band
   int64_t bands = 0;
-  int64_t row_block = 0;                 // R rows per tile
-  const int32_t* band_starts = nullptr;  // rows x (bands + 1): offset of each band within a row
+  int64_t row_block = 0;  // R rows per cell
+  int64_t tiles = 0;
+  const int32_t* seg_start = nullptr;        // (bands + 1) x rows: where band j starts in row r
+  const int32_t* cell_first_tile = nullptr;  // cells (row block major, then band)
+  const int32_t* tile_cell = nullptr;        // tiles
 };
 
-// Shape for a pattern and K (independent of the factor element type, so one plan serves
-// float32 and 16-bit factors).
-BandTiling plan_band_tiling(int64_t k, int64_t rows, int64_t cols, int64_t nnz, int sms);
+// The tables a BandTiling points into; owned by the plan.
+struct BandTables {
+  DeviceBuffer<int32_t> seg_start, cell_first_tile, tile_cell;
+};
 
-// Entries of band_starts; the table is worth building only when it is no larger than the
-// pattern's column indices (on average at least one nonzero per row and band).
+// Shape for a pattern (independent of K and of the factor element type, so one plan serves
+// every call on the pattern).
+BandTiling plan_band_tiling(int64_t rows, int64_t cols);
+
+// Entries of the seg_start table; the tables are worth building only when that is no larger
+// than the pattern's column indices (on average at least one nonzero per row and band).
 int64_t band_table_entries(const BandTiling& tiling, int64_t rows);
 bool band_tiling_pays(const BandTiling& tiling, int64_t rows, int64_t nnz);
 
-void build_band_starts(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
-                       int64_t band_width, int64_t bands, int32_t* band_starts,
-                       cudaStream_t stream);
+// Fills `tables` and points `tiling` at them. Waits for the stream once (the tile count).
+void build_band_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
+                       BandTiling& tiling, BandTables& tables, cudaStream_t stream);
 
-// Returns false (launching nothing) when K does not fill whole 16-byte vectors. With several
-// K-slices the partial sums go to P when op is Pattern and beta == 0 (nothing then reads P's
-// old values or S), else to a scratch buffer from the stream's pool.
+// Returns false (launching nothing) when K does not fill whole 16-byte vectors.
 bool launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,
                         cudaStream_t stream);
 
