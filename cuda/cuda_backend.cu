@@ -13,6 +13,7 @@
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/kernels/sddmm_dense_tiles.cuh"
 #include "cuda/kernels/sddmm_kernels.cuh"
 #include "cuda/kernels/sddmm_tiled.cuh"
 #include "cuda/kernels/sparse_convert.cuh"
@@ -205,31 +206,48 @@ class CudaDenseMatrix final : public DenseMatrix {
 
 size_t element_size(kernels::ElemType elem) { return elem == kernels::ElemType::F32 ? 4 : 2; }
 
-// A TILED plan owns the band tiling of its pattern and its tables (see sddmm_tiled.cuh). Where
-// the tables would be larger than the pattern itself (very sparse patterns: under one nonzero
-// per row and band), the plan keeps none and the calls run the nonzero-split kernel. A plan
-// that AUTO chose runs the bands only for factors whose B exceeds `min_b_bytes` (the regime
-// they win in, see make_sddmm_plan), the nonzero split otherwise.
+// A TILED plan owns the tables of the tiled kernels it may run (see sddmm_tiled.cuh and
+// sddmm_dense_tiles.cuh): band tiles where their table is no larger than the pattern itself,
+// dense tensor-core tiles for 16-bit factors where the pattern is dense enough. Calls neither
+// serves run the nonzero-split kernel. A plan that AUTO chose runs the bands only for factors
+// whose B exceeds `min_b_bytes`, and the dense tiles only from K = `min_dense_k` (the regimes
+// they win in, see make_sddmm_plan).
 class CudaTiledPlan final : public SddmmPlan {
  public:
   CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id,
-                const CudaPattern& pattern, int64_t k, int64_t min_b_bytes, cudaStream_t stream)
+                const CudaPattern& pattern, int64_t k, bool bands, bool dense, int64_t min_b_bytes,
+                int64_t min_dense_k, cudaStream_t stream)
       : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED),
         backend_(std::move(backend)),
         b_elements_(pattern.cols * k),
         min_b_bytes_(min_b_bytes),
+        dense_k_ok_(k >= min_dense_k),
         tiling_(kernels::plan_band_tiling(pattern.rows, pattern.cols)) {
-    if (!kernels::band_tiling_pays(tiling_, pattern.rows, pattern.nnz)) return;
-    kernels::build_band_tables(pattern.offsets.data(), pattern.indices.data(), pattern.rows,
-                               tiling_, tables_, stream);
-    has_tables_ = true;
+    if (bands && kernels::band_tiling_pays(tiling_, pattern.rows, pattern.nnz)) {
+      kernels::build_band_tables(pattern.offsets.data(), pattern.indices.data(), pattern.rows,
+                                 tiling_, tables_, stream);
+      has_bands_ = true;
+    }
+    if (dense && kernels::dense_tiles_pay(pattern.rows, pattern.cols, pattern.nnz)) {
+      dense_.bands = kernels::dense_bands(pattern.cols);
+      dense_starts_ =
+          DeviceBuffer<int32_t>(static_cast<size_t>(pattern.rows * (dense_.bands + 1)), stream);
+      kernels::build_seg_starts(pattern.offsets.data(), pattern.indices.data(), pattern.rows,
+                                kernels::kDenseTile, dense_.bands, dense_starts_.data(), stream);
+      dense_.seg_start = dense_starts_.data();
+      has_dense_ = true;
+    }
   }
 
-  // Null when the bands do not serve factors of this element type.
-  const kernels::BandTiling* tiling(kernels::ElemType elem) const {
+  // Null when the band tiles do not serve factors of this element type.
+  const kernels::BandTiling* bands(kernels::ElemType elem) const {
     const int64_t b_bytes = b_elements_ * static_cast<int64_t>(element_size(elem));
-    if (!has_tables_ || b_bytes <= min_b_bytes_) return nullptr;
+    if (!has_bands_ || b_bytes <= min_b_bytes_) return nullptr;
     return &tiling_;
+  }
+  // Null for float32 factors (tensor cores would round them) and sparse patterns.
+  const kernels::DenseTiling* dense(kernels::ElemType elem) const {
+    return has_dense_ && dense_k_ok_ && elem != kernels::ElemType::F32 ? &dense_ : nullptr;
   }
 
  private:
@@ -238,9 +256,12 @@ class CudaTiledPlan final : public SddmmPlan {
   std::shared_ptr<Backend> backend_;
   int64_t b_elements_;
   int64_t min_b_bytes_;
-  bool has_tables_ = false;
+  bool dense_k_ok_;
+  bool has_bands_ = false, has_dense_ = false;
   kernels::BandTables tables_;
   kernels::BandTiling tiling_;
+  DeviceBuffer<int32_t> dense_starts_;
+  kernels::DenseTiling dense_;
 };
 
 kernels::ElemType elem_type(sfac_dtype dtype) {
@@ -340,25 +361,31 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
                                                         sfac_sddmm_algorithm algorithm) {
   const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
   DeviceGuard guard(device_);
-  int64_t min_b_bytes = -1;  // explicit TILED: bands for every element type
+  int64_t min_b_bytes = -1, min_dense_k = 0;  // explicit TILED: every tile kernel, any K
+  bool bands = true, dense = true;
   if (algorithm == SFAC_SDDMM_ALG_AUTO) {
     // The nonzero-split kernel balances any row-length distribution and reuses A across a row
     // from registers; its B rows come from L2. Only when B is well beyond L2 do its gathers go
     // to DRAM, and staging B once per band tile wins. Measured on an H100 (50 MB L2), 100k x
     // 100k at 1%: B of 102 MB (float32 K = 512, bfloat16 K = 512) bands win, 32.3 vs 56.9 ms and
-    // 22.7 vs 24.9; B of 51 MB (float32 K = 128) the nonzero split wins, 6.8 vs 9.4 ms
-    // (docs/perf-notes.md). The band tables must also pay.
+    // 22.7 vs 24.9; B of 51 MB (float32 K = 128) the nonzero split wins, 6.8 vs 9.4 ms.
+    // Dense patterns run 16-bit factors on tensor-core tiles once K amortizes a tile's fixed
+    // costs: 2k x 2k at 4%, bfloat16, 23 vs 30 us at K = 512, but 14 vs 12 at K = 128
+    // (docs/perf-notes.md).
     min_b_bytes = 3 * l2_bytes_ / 2;
-    const bool tiled =
+    min_dense_k = 256;
+    bands =
         s.cols() * k * static_cast<int64_t>(sizeof(float)) > min_b_bytes &&
         kernels::band_tiling_pays(kernels::plan_band_tiling(s.rows(), s.cols()), s.rows(), s.nnz());
-    algorithm = tiled ? SFAC_SDDMM_ALG_TILED : SFAC_SDDMM_ALG_NNZ_SPLIT;
+    dense = k >= min_dense_k && kernels::dense_tiles_pay(s.rows(), s.cols(), s.nnz());
+    algorithm = bands || dense ? SFAC_SDDMM_ALG_TILED : SFAC_SDDMM_ALG_NNZ_SPLIT;
   }
   if (algorithm == SFAC_SDDMM_ALG_TILED) {
     auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k,
-                                                min_b_bytes, stream_);
-    // Calls the bands do not serve run the nonzero split, which needs each nonzero's row.
-    if (!plan->tiling(kernels::ElemType::BF16)) s.pattern().rows_of_nonzeros(stream_);
+                                                bands, dense, min_b_bytes, min_dense_k, stream_);
+    // Calls the tiles do not serve run the nonzero split, which needs each nonzero's row.
+    if (!plan->bands(kernels::ElemType::F32) || !plan->bands(kernels::ElemType::BF16))
+      s.pattern().rows_of_nonzeros(stream_);
     return plan;
   }
   if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(stream_);
@@ -387,20 +414,20 @@ void CudaBackend::sddmm(const SddmmCall& call) {
   args.k = a.cols();
   args.alpha = call.alpha;
   args.beta = call.beta;
-  const kernels::BandTiling* tiling =
-      call.plan.algorithm() == SFAC_SDDMM_ALG_TILED
-          ? static_cast<const CudaTiledPlan&>(call.plan).tiling(args.elem)
-          : nullptr;
-  if (tiling && kernels::launch_sddmm_tiled(args, *tiling, s.cols(), stream_)) return;
   if (call.plan.algorithm() == SFAC_SDDMM_ALG_TILED) {
-    // Too sparse for bands, K not whole 16-byte vectors, or factors the bands do not serve.
-    args.row_of = s.pattern().rows_of_nonzeros(stream_);
-    kernels::launch_sddmm_nnz_split(args, stream_);
-  } else if (call.plan.algorithm() == SFAC_SDDMM_ALG_NNZ_SPLIT) {
-    args.row_of = s.pattern().rows_of_nonzeros(stream_);
-    kernels::launch_sddmm_nnz_split(args, stream_);
-  } else {
+    const auto& plan = static_cast<const CudaTiledPlan&>(call.plan);
+    const kernels::DenseTiling* dense = plan.dense(args.elem);
+    if (dense && kernels::launch_sddmm_dense_tiles(args, *dense, s.cols(), stream_)) return;
+    const kernels::BandTiling* bands = plan.bands(args.elem);
+    if (bands && kernels::launch_sddmm_tiled(args, *bands, s.cols(), stream_)) return;
+  }
+  if (call.plan.algorithm() == SFAC_SDDMM_ALG_ROW_SPLIT) {
     kernels::launch_sddmm_row_split(args, stream_);
+  } else {
+    // NNZ_SPLIT, and TILED calls no tile kernel serves (pattern too sparse, K not whole
+    // 16-byte vectors, factors of another element type).
+    args.row_of = s.pattern().rows_of_nonzeros(stream_);
+    kernels::launch_sddmm_nnz_split(args, stream_);
   }
 }
 

@@ -283,16 +283,16 @@ TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
   }
 }
 
-// AUTO keeps the nonzero split while B fits in L2 and picks the band tiles when B is far larger
-// (B here: 200,000 x 512, 410 MB in float32, 205 MB in bfloat16; ~720 nonzeros per row so the
-// band tables pay). Both element types must give the reference values.
+// AUTO keeps the nonzero split for a sparse pattern whose B fits in L2 and picks the band tiles
+// when B is far larger (B here: 200,000 x 512, 410 MB in float32, 205 MB in bfloat16; ~720 nonzeros
+// per row so the band tables pay). Both element types must give the reference values.
 TEST(Cuda, SddmmAutoPicksBandTilesOnlyWhenBOutgrowsL2) {
   SFAC_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 g(test_seed() + 31);
   Context ctx = make_cuda_context();
   sfac_sddmm_plan* raw_plan = nullptr;
   {
-    const Pattern small = make_pattern(400, 300, 12000, false, g);
+    const Pattern small = make_pattern(400, 3000, 12000, false, g);  // 1%: no dense tiles
     Sparse s = upload(ctx.get(), small);
     SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), 512, SFAC_SDDMM_ALG_AUTO, &raw_plan));
     Plan plan(raw_plan);
@@ -451,6 +451,94 @@ TEST(Cuda, SddmmWithHalfPrecisionFactorsMatchesTheReferenceOnStoredValues) {
             ASSERT_NEAR(got[e], sv[e] - dot, 1e-5 * (mag + std::abs(sv[e])) + 1e-6)
                 << "dtype=" << dtype << " k=" << k << " alg=" << alg << " e=" << e;
           }
+        }
+      }
+    }
+  }
+}
+
+// A dense pattern (~6%, 333 x 290: partial tiles in both directions, an empty row, a full
+// row): AUTO keeps the nonzero split at K = 72 and picks TILED at K = 264, whose 16-bit calls
+// run the tensor-core tiles (four full 64-wide slices and a partial one) in every mode, in
+// place too; float32 on the same plan runs the nonzero split. All against the fp64 reference
+// on the stored factors.
+TEST(Cuda, SddmmDenseTilesMatchTheReferenceOnDensePatterns) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 41);
+  Context ctx = make_cuda_context();
+  const int64_t rows = 333, cols = 290, k = 264;
+  Pattern p{rows, cols, {}, {}, {}};
+  std::bernoulli_distribution keep(0.06);
+  std::normal_distribution<float> d;
+  for (int32_t i = 0; i < rows; ++i) {
+    for (int32_t c = 0; c < cols; ++c) {
+      if (i == 7) continue;  // empty row
+      if (i == 100 || keep(g)) {
+        p.r.push_back(i);
+        p.c.push_back(c);
+        p.v.push_back(d(g));
+      }
+    }
+  }
+  Sparse s = upload(ctx.get(), p);
+  const auto [off, cs, sv] = download(s.get());
+  const int64_t nnz = static_cast<int64_t>(cs.size());
+  sfac_sddmm_plan* raw_plan = nullptr;
+  sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
+  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), 72, SFAC_SDDMM_ALG_AUTO, &raw_plan));
+  SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(raw_plan, &alg));
+  sfac_sddmm_plan_destroy(raw_plan);
+  EXPECT_EQ(alg, SFAC_SDDMM_ALG_NNZ_SPLIT);
+  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO, &raw_plan));
+  Plan plan(raw_plan);
+  SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &alg));
+  EXPECT_EQ(alg, SFAC_SDDMM_ALG_TILED);
+  std::vector<float> a(rows * k), b(cols * k), old(nnz);
+  for (float& x : a) x = d(g);
+  for (float& x : b) x = d(g);
+  for (float& x : old) x = d(g);
+  for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT32}) {
+    sfac_dense *ra = nullptr, *rb = nullptr;
+    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), rows, k, dtype, a.data(), &ra));
+    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), cols, k, dtype, b.data(), &rb));
+    Dense da(ra), db(rb);
+    std::vector<float> sa(a.size()), sb(b.size());
+    SFAC_ASSERT_OK(sfac_dense_download(da.get(), sa.data()));
+    SFAC_ASSERT_OK(sfac_dense_download(db.get(), sb.data()));
+    struct Call {
+      sfac_sddmm_mode mode;
+      float alpha, beta;
+      bool in_place;
+    };
+    for (Call c :
+         {Call{SFAC_SDDMM_PATTERN, 1.0f, 0.0f, false}, Call{SFAC_SDDMM_SCALED, -0.5f, 2.0f, false},
+          Call{SFAC_SDDMM_RESIDUAL, 1.0f, 0.0f, false},
+          Call{SFAC_SDDMM_SCALED, 2.0f, 0.0f, true}}) {
+      const std::vector<float> init = c.in_place       ? sv
+                                      : c.beta == 0.0f ? std::vector<float>(nnz, 1e30f)
+                                                       : old;
+      sfac_sparse* raw_p = nullptr;
+      SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), init.data(), &raw_p));
+      Sparse out(raw_p);
+      sfac_sparse* in = c.in_place ? out.get() : s.get();
+      SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), c.mode, c.alpha, da.get(), db.get(), in, c.beta,
+                                out.get(), plan.get()));
+      const std::vector<float> got = values_of(out.get());
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t e = off[i]; e < off[i + 1]; ++e) {
+          const Dot ref = reference_dot(sa, sb, i, cs[e], k);
+          double f = ref.value, mag = ref.magnitude;
+          if (c.mode == SFAC_SDDMM_SCALED) {
+            f *= sv[e];
+            mag *= std::abs(sv[e]);
+          } else if (c.mode == SFAC_SDDMM_RESIDUAL) {
+            f = sv[e] - f;
+            mag += std::abs(sv[e]);
+          }
+          const double want = c.alpha * f + (c.beta != 0.0f ? c.beta * old[e] : 0.0);
+          ASSERT_NEAR(got[e], want, 1e-5 * (std::abs(c.alpha) * mag + std::abs(want)) + 1e-6)
+              << "dtype=" << dtype << " mode=" << c.mode << " in_place=" << c.in_place
+              << " row=" << i << " e=" << e;
         }
       }
     }

@@ -296,6 +296,13 @@ bool band_tiling_pays(const BandTiling& tiling, int64_t rows, int64_t nnz) {
   return entries <= std::max<int64_t>(nnz, 1) && entries <= INT32_MAX;
 }
 
+void build_seg_starts(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
+                      int64_t band_width, int64_t bands, int32_t* seg_start, cudaStream_t stream) {
+  if (rows == 0) return;
+  seg_start_kernel<<<1024, 256, 0, stream>>>(row_offsets, cols, rows, band_width, bands, seg_start);
+  SFAC_CUDA_CHECK_LAUNCH();
+}
+
 void build_band_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
                        BandTiling& bt, BandTables& tables, cudaStream_t stream) {
   bt.tiles = 0;
@@ -303,9 +310,8 @@ void build_band_tables(const int64_t* row_offsets, const int32_t* cols, int64_t 
   const int64_t cells = (rows + bt.row_block - 1) / bt.row_block * bt.bands;
   tables.seg_start =
       DeviceBuffer<int32_t>(static_cast<size_t>(band_table_entries(bt, rows)), stream);
-  seg_start_kernel<<<1024, 256, 0, stream>>>(row_offsets, cols, rows, bt.band_width, bt.bands,
-                                             tables.seg_start.data());
-  SFAC_CUDA_CHECK_LAUNCH();
+  build_seg_starts(row_offsets, cols, rows, bt.band_width, bt.bands, tables.seg_start.data(),
+                   stream);
   // Tiles per cell, then their exclusive sum (one extra zero entry yields the total).
   DeviceBuffer<int32_t> counts(static_cast<size_t>(cells + 1), stream);
   SFAC_CUDA_TRY(cudaMemsetAsync(counts.data() + cells, 0, sizeof(int32_t), stream));

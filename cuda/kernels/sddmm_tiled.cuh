@@ -40,6 +40,11 @@ BandTiling plan_band_tiling(int64_t rows, int64_t cols);
 int64_t band_table_entries(const BandTiling& tiling, int64_t rows);
 bool band_tiling_pays(const BandTiling& tiling, int64_t rows, int64_t nnz);
 
+// seg_start (band-major, (bands + 1) x rows): offset in row r of its first column >= j * W (the
+// row's length for j = bands). Shared with the dense-tile kernel.
+void build_seg_starts(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
+                      int64_t band_width, int64_t bands, int32_t* seg_start, cudaStream_t stream);
+
 // Fills `tables` and points `tiling` at them. Waits for the stream once (the tile count).
 void build_band_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
                        BandTiling& tiling, BandTables& tables, cudaStream_t stream);

@@ -1,0 +1,258 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <climits>
+#include <cub/block/block_scan.cuh>
+
+#include "cuda/cuda_check.h"
+#include "cuda/kernels/sddmm_common.cuh"
+#include "cuda/kernels/sddmm_dense_tiles.cuh"
+
+namespace sfac::cuda::kernels {
+namespace {
+
+using namespace detail;
+
+constexpr int kTile = static_cast<int>(kDenseTile);
+constexpr int kThreads = 256;  // 8 warps, 2 x 4, each computing 64 x 32 of the tile
+constexpr int kSliceK = 64;    // 16-bit elements of K per staged slice (128 bytes a row)
+// Row stride of a staged slice in elements (144 bytes): the 8 rows an ldmatrix phase reads
+// then start on 8 different bank quads instead of one.
+constexpr int kPadK = kSliceK + 8;
+constexpr int kStages = 3;                 // slices in flight: loads hide behind two slices
+constexpr int kStage = 2 * kTile * kPadK;  // A and B slices, elements
+constexpr int kCStride = kTile + 4;        // floats per row of the finished tile
+// Each thread stages the same 16-byte chunk of 4 rows (rows t / 8 + 32 i) of A and of B.
+constexpr int kChunks = kSliceK / 8, kRowsPerThread = kTile * kChunks / kThreads;
+
+// Below this density the gather kernels move fewer bytes than the tile's arithmetic costs
+// (break-even ~1.2% at peak tensor and L2 rates; measured on an H100, docs/perf-notes.md).
+constexpr double kMinDensity = 0.02;
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool fill) {
+  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem),
+               "r"(fill ? 16 : 0));
+}
+
+template <typename T>
+struct Mma;
+template <>
+struct Mma<__nv_bfloat16> {
+  __device__ static void run(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <>
+struct Mma<__half> {
+  __device__ static void run(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+// This thread's 4 rows of one operand (rows first + t / 8 + 32 i, chunk t % 8): pointers set
+// once, then each K-slice is one cp.async per row (zeros past the matrix or past K; K is a
+// multiple of 8, so a 16-byte chunk is all inside or all outside).
+template <typename T>
+struct Stager {
+  const T* row[kRowsPerThread];
+  bool valid[kRowsPerThread];
+  int dst, chunk_k;
+
+  __device__ Stager(const T* m, int64_t k, int64_t rows, int64_t first) {
+    chunk_k = threadIdx.x % kChunks * 8;
+#pragma unroll
+    for (int i = 0; i < kRowsPerThread; ++i) {
+      const int64_t r = first + threadIdx.x / kChunks + i * (kThreads / kChunks);
+      valid[i] = r < rows;
+      row[i] = m + (valid[i] ? r * k + chunk_k : 0);
+    }
+    dst = threadIdx.x / kChunks * kPadK + chunk_k;
+  }
+  __device__ void stage(T* buf, int64_t k, int64_t k0) const {
+    const bool inside = k0 + chunk_k < k;
+#pragma unroll
+    for (int i = 0; i < kRowsPerThread; ++i) {
+      const bool fill = inside && valid[i];
+      cp_async16(buf + dst + i * (kThreads / kChunks) * kPadK, fill ? row[i] + k0 : row[i], fill);
+    }
+  }
+};
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+  const auto addr = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 2)
+    sddmm_dense_tile(SddmmArgs args, DenseTiling dt, int64_t cols_total) {
+  extern __shared__ uint4 smem_raw[];
+  T* sm = reinterpret_cast<T*>(smem_raw);
+  using Scan = cub::BlockScan<int, kThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  __shared__ int32_t prefix[kTile + 1];  // tile position of each row's first nonzero
+  __shared__ int64_t seg_begin[kTile];   // CSR slot of each row's first nonzero in the tile
+  const int64_t j = blockIdx.x % dt.bands;
+  const int64_t row0 = blockIdx.x / dt.bands * kTile, col0 = j * kTile;
+  const int64_t k = args.k;
+  const int slices = static_cast<int>((k + kSliceK - 1) / kSliceK);
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int g = lane / 4, t4 = lane % 4;  // the fragment layout's group and thread in group
+  const int wm = warp / 4 * 64, wn = warp % 4 * 32;
+  const Stager<T> sa(static_cast<const T*>(args.a), k, args.rows, row0);
+  const Stager<T> sb(static_cast<const T*>(args.b), k, cols_total, col0);
+
+  // Slices 0 .. kStages - 2 in flight (one commit group each, empty past the last slice).
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < slices) {
+      T* buf = sm + s * kStage;
+      sa.stage(buf, k, int64_t{s} * kSliceK);
+      sb.stage(buf + kTile * kPadK, k, int64_t{s} * kSliceK);
+    }
+    asm volatile("cp.async.commit_group;\n");
+  }
+  // Where each row's nonzeros of this tile sit, while the slices load.
+  static_assert(kTile <= kThreads, "a thread per tile row");
+  const int my_row = threadIdx.x;
+  int len = 0;
+  if (my_row < kTile && row0 + my_row < args.rows) {
+    const int lo = dt.seg_start[j * args.rows + row0 + my_row];
+    len = dt.seg_start[(j + 1) * args.rows + row0 + my_row] - lo;
+    seg_begin[my_row] = args.row_offsets[row0 + my_row] + lo;
+  }
+  int total = 0;
+  Scan(scan_storage).ExclusiveSum(len, len, total);
+  if (my_row < kTile) prefix[my_row] = len;
+  if (threadIdx.x == 0) prefix[kTile] = total;
+
+  // ldmatrix addresses: A's 16 x 16 fragment (lane -> row lane % 16, k half lane / 16) and
+  // two of B's 8 x 16 fragments (lane -> n (lane / 16) * 8 + lane % 8, k half lane / 8 % 2).
+  const int a_off = (wm + lane % 16) * kPadK + lane / 16 * 8;
+  const int b_off = (wn + lane / 16 * 8 + lane % 8) * kPadK + lane / 8 % 2 * 8;
+  float acc[4][4][4] = {};
+  for (int s = 0; s < slices; ++s) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2) : "memory");
+    __syncthreads();  // slice s is visible, and nobody still reads slice s - 1's buffer
+    const int next = s + kStages - 1;
+    if (next < slices) {
+      T* buf = sm + next % kStages * kStage;
+      sa.stage(buf, k, int64_t{next} * kSliceK);
+      sb.stage(buf + kTile * kPadK, k, int64_t{next} * kSliceK);
+    }
+    asm volatile("cp.async.commit_group;\n");
+    const T* as = sm + s % kStages * kStage;
+    const T* bs = as + kTile * kPadK;
+#pragma unroll
+    for (int kk = 0; kk < kSliceK; kk += 16) {
+      uint32_t af[4][4], bf[4][2];
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi) ldmatrix_x4(af[mi], as + a_off + mi * 16 * kPadK + kk);
+#pragma unroll
+      for (int nj = 0; nj < 2; ++nj) {
+        uint32_t r[4];
+        ldmatrix_x4(r, bs + b_off + nj * 16 * kPadK + kk);
+        bf[2 * nj][0] = r[0];
+        bf[2 * nj][1] = r[1];
+        bf[2 * nj + 1][0] = r[2];
+        bf[2 * nj + 1][1] = r[3];
+      }
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi) {
+#pragma unroll
+        for (int ni = 0; ni < 4; ++ni) Mma<T>::run(acc[mi][ni], af[mi], bf[ni]);
+      }
+    }
+  }
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  __syncthreads();  // the staging buffers now hold the finished tile
+  float* cs = reinterpret_cast<float*>(smem_raw);
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi) {
+#pragma unroll
+    for (int ni = 0; ni < 4; ++ni) {
+      const int r = wm + mi * 16 + g, c = wn + ni * 8 + t4 * 2;
+      cs[r * kCStride + c] = acc[mi][ni][0];
+      cs[r * kCStride + c + 1] = acc[mi][ni][1];
+      cs[(r + 8) * kCStride + c] = acc[mi][ni][2];
+      cs[(r + 8) * kCStride + c + 1] = acc[mi][ni][3];
+    }
+  }
+  __syncthreads();
+  // The tile's nonzeros in CSR order, consecutive threads on consecutive ones (coalesced), a
+  // few in flight per thread.
+  constexpr int kUnroll = 4;
+  for (int p0 = 0; p0 < total; p0 += kUnroll * kThreads) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int p = p0 + u * kThreads + threadIdx.x;
+      if (p < total) {
+        int lo = 0, hi = kTile;  // the row with prefix[lo] <= p < prefix[lo + 1]
+        while (hi - lo > 1) {
+          const int mid = (lo + hi) / 2;
+          if (prefix[mid] <= p) {
+            lo = mid;
+          } else {
+            hi = mid;
+          }
+        }
+        const int64_t e = seg_begin[lo] + (p - prefix[lo]);
+        store(args, e, cs[lo * kCStride + (__ldg(args.cols + e) - static_cast<int>(col0))]);
+      }
+    }
+  }
+}
+
+constexpr size_t kSmemBytes = kStages * kStage * 2;  // 16-bit A and B slices
+static_assert(kTile * kCStride * sizeof(float) <= kSmemBytes, "the tile must fit the buffers");
+
+template <typename T>
+void launch(const SddmmArgs& args, const DenseTiling& dt, int64_t cols, cudaStream_t stream) {
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(sddmm_dense_tile<T>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(kSmemBytes)));
+  const int64_t tiles = (args.rows + kTile - 1) / kTile * dt.bands;
+  sddmm_dense_tile<T>
+      <<<static_cast<unsigned>(tiles), kThreads, kSmemBytes, stream>>>(args, dt, cols);
+}
+
+}  // namespace
+
+int64_t dense_bands(int64_t cols) { return std::max<int64_t>(1, (cols + kTile - 1) / kTile); }
+
+bool dense_tiles_pay(int64_t rows, int64_t cols, int64_t nnz) {
+  if (rows <= 0 || cols <= 0) return false;
+  const int64_t tiles = (rows + kTile - 1) / kTile * dense_bands(cols);
+  return static_cast<double>(nnz) / (double(rows) * double(cols)) >= kMinDensity &&
+         tiles <= INT32_MAX;
+}
+
+bool launch_sddmm_dense_tiles(const SddmmArgs& args, const DenseTiling& tiling, int64_t cols,
+                              cudaStream_t stream) {
+  if (args.k % 8 != 0 || args.rows == 0) return false;
+  switch (args.elem) {
+    case ElemType::F16:
+      launch<__half>(args, tiling, cols, stream);
+      break;
+    case ElemType::BF16:
+      launch<__nv_bfloat16>(args, tiling, cols, stream);
+      break;
+    default:
+      return false;
+  }
+  SFAC_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+}  // namespace sfac::cuda::kernels
