@@ -2,6 +2,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/sddmm_common.cuh"
+#include "cuda/kernels/sddmm_group.cuh"
 #include "cuda/kernels/sddmm_kernels.cuh"
 
 namespace sfac::cuda::kernels {
@@ -62,34 +63,14 @@ __global__ void sddmm_nnz_split(SddmmArgs args) {
   }
 }
 
-// A lane's V vectors of a K-row: vectors slot, slot + G, ...; zeros past the row's end (the
-// check compiles out when K fills every lane's vectors).
-template <int G, int V, bool kFull, typename T>
-__device__ __forceinline__ void load_slice(const T* row, int slot, int64_t vecs, uint4 (&out)[V]) {
-#pragma unroll
-  for (int v = 0; v < V; ++v) {
-    const int64_t t = slot + int64_t{v} * G;
-    out[v] = kFull || t < vecs ? load_vec(row, t) : make_uint4(0, 0, 0, 0);
-  }
-}
-
-// Groups of G lanes per nonzero, V 16-byte vectors per lane, 32/G nonzeros per warp step.
-// A warp takes its nonzeros 32 at a time: lane t loads column and row of nonzero t in one
-// coalesced access (so the index loads are not a dependent step before every B load), groups
-// fetch them by shuffle, U steps of B loads are issued before any is used (loads in flight
-// hide L2 latency), and the 32 results are shuffled back to lane t and stored coalesced.
-// Consecutive nonzeros mostly share a row, so a group keeps its slice of A_i in registers and
-// reloads it only when the row changes. Measured 10-30% faster than one nonzero per group
-// step with per-nonzero index loads (docs/perf-notes.md).
-template <typename T, int G, int V, int U, bool kFull>
+// Warps walk chunks of consecutive nonzeros (CSR order, row of each nonzero from row_of), 32 at
+// a time: lane t loads column and row of nonzero t in one coalesced access, the group step
+// computes the 32 dot products, and lane t stores nonzero t's result (coalesced). Measured
+// 10-30% faster than one nonzero per group step with per-nonzero index loads
+// (docs/perf-notes.md).
+template <typename T, int G, int V, bool kFull>
 __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t chunk) {
-  constexpr int kGroups = kWarp / G;  // nonzeros per step
-  constexpr int kSteps = G;           // steps per 32 nonzeros
-  static_assert(kSteps % U == 0, "U must divide the steps per 32 nonzeros");
   const int lane = threadIdx.x % kWarp;
-  const int group = lane / G, slot = lane % G;
-  const unsigned mask = G == kWarp ? 0xffffffffu : (((1u << G) - 1u) << (group * G));
-  const int64_t vecs = args.k / Elem<T>::kPerVec;
   const auto* a = static_cast<const T*>(args.a);
   const auto* b = static_cast<const T*>(args.b);
   const int64_t warps = int64_t{gridDim.x} * (blockDim.x / kWarp);
@@ -104,36 +85,7 @@ __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t ch
       // Past the end a lane reads column 0 (a valid B row) and row -1 (never computed).
       const int my_col = valid ? __ldg(args.cols + e) : 0;
       const int my_row = valid ? __ldg(args.row_of + e) : -1;
-      float result = 0.0f;
-#pragma unroll
-      for (int s0 = 0; s0 < kSteps; s0 += U) {
-        uint4 bv[U][V];
-        int rows[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int j = (s0 + u) * kGroups + group;
-          const int col = __shfl_sync(0xffffffffu, my_col, j);
-          rows[u] = __shfl_sync(0xffffffffu, my_row, j);
-          const T* bj = b + int64_t{col} * args.k;
-          load_slice<G, V, kFull>(bj, slot, vecs, bv[u]);
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          if (rows[u] != cached_row && rows[u] >= 0) {
-            load_slice<G, V, kFull>(a + int64_t{rows[u]} * args.k, slot, vecs, av);
-            cached_row = rows[u];
-          }
-          float acc = 0.0f;
-#pragma unroll
-          for (int v = 0; v < V; ++v) acc += Elem<T>::dot(av[v], bv[u][v]);
-#pragma unroll
-          for (int offset = G / 2; offset > 0; offset /= 2)
-            acc += __shfl_xor_sync(mask, acc, offset);
-          // Lane t keeps nonzero t: computed at step t / kGroups by group t % kGroups.
-          const float got = __shfl_sync(0xffffffffu, acc, (lane % kGroups) * G);
-          if (lane / kGroups == s0 + u) result = got;
-        }
-      }
+      const float result = group_dots<T, G, V, kFull>(a, b, args.k, my_col, my_row, av, cached_row);
       if (valid) store(args, e, result);
     }
   }
@@ -163,49 +115,23 @@ constexpr int64_t kTargetWarps = 16384;
 
 template <typename T, int G, int V>
 void launch_group(const SddmmArgs& args, cudaStream_t stream) {
-  // B loads in flight per lane: 4 steps of one vector, 2 of several (more spills registers).
-  constexpr int U = V == 1 ? (G >= 4 ? 4 : G) : (V <= 4 ? 2 : 1);
   const int64_t subs = std::clamp<int64_t>(args.nnz / (kWarp * kTargetWarps), 1, kMaxChunkSubs);
   const int64_t chunk = subs * kWarp;
   const int grid = grid_for((args.nnz + chunk - 1) / chunk);
   // K that fills every lane's vectors (K = 32, 128, 512...) needs no bounds check per load.
   if (args.k / Elem<T>::kPerVec == int64_t{G} * V) {
-    sddmm_group<T, G, V, U, true><<<grid, kBlock, 0, stream>>>(args, chunk);
+    sddmm_group<T, G, V, true><<<grid, kBlock, 0, stream>>>(args, chunk);
   } else {
-    sddmm_group<T, G, V, U, false><<<grid, kBlock, 0, stream>>>(args, chunk);
+    sddmm_group<T, G, V, false><<<grid, kBlock, 0, stream>>>(args, chunk);
   }
 }
 
-// The group shape for K: G lanes (a power of two up to 32) times V vectors cover K/E vectors.
-// Up to 32 vectors, few lanes with 2-4 vectors each beat one vector on many lanes: more B loads
-// in flight per lane and fewer shuffles per nonzero (measured on an H100: bf16 K = 128 on the
-// Netflix shape 4.47 -> 3.51 ms, float32 K = 128 on uniform 100k 7.35 -> 6.70; docs/perf-notes.md).
 template <typename T>
 bool launch_grouped(const SddmmArgs& args, cudaStream_t stream) {
-  constexpr int E = Elem<T>::kPerVec;
-  if (args.k % E != 0) return false;
-  const int64_t vecs = args.k / E;
-  if (vecs <= 1)
-    launch_group<T, 1, 1>(args, stream);
-  else if (vecs <= 2)
-    launch_group<T, 2, 1>(args, stream);
-  else if (vecs <= 4)
-    launch_group<T, 2, 2>(args, stream);
-  else if (vecs <= 8)
-    launch_group<T, 4, 2>(args, stream);
-  else if (vecs <= 16)
-    launch_group<T, 4, 4>(args, stream);
-  else if (vecs <= 32)
-    launch_group<T, 8, 4>(args, stream);
-  else if (vecs <= 64)
-    launch_group<T, 32, 2>(args, stream);
-  else if (vecs <= 128)
-    launch_group<T, 32, 4>(args, stream);
-  else if (vecs <= 256)
-    launch_group<T, 32, 8>(args, stream);
-  else
-    return false;
-  return true;
+  if (args.k % Elem<T>::kPerVec != 0) return false;
+  return with_group_shape(args.k / Elem<T>::kPerVec, [&](auto g, auto v) {
+    launch_group<T, decltype(g)::value, decltype(v)::value>(args, stream);
+  });
 }
 
 template <typename T>

@@ -1,0 +1,102 @@
+// The group kernels' inner step, shared by the nonzero-split kernel and the L1-band kernel: G
+// lanes per nonzero, V 16-byte vectors per lane, 32 nonzeros per warp step.
+#pragma once
+
+#include <type_traits>
+
+#include "cuda/kernels/sddmm_common.cuh"
+
+namespace sfac::cuda::kernels::detail {
+
+// A lane's V vectors of a K-row: vectors slot, slot + G, ...; zeros past the row's end (the
+// check compiles out when K fills every lane's vectors).
+template <int G, int V, bool kFull, typename T>
+__device__ __forceinline__ void load_slice(const T* row, int slot, int64_t vecs, uint4 (&out)[V]) {
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    const int64_t t = slot + int64_t{v} * G;
+    out[v] = kFull || t < vecs ? load_vec(row, t) : make_uint4(0, 0, 0, 0);
+  }
+}
+
+// The dot products of a warp's 32 nonzeros: lane t holds the column and row of nonzero t (row
+// -1: none, and a valid column such as 0), groups fetch them by shuffle, U steps of B loads are
+// issued before any is used (loads in flight hide L2 latency), and lane t gets nonzero t's dot
+// product back. Consecutive nonzeros mostly share a row, so a group keeps its slice of A_i in
+// `av` and reloads it only when the row changes (`cached_row`).
+template <typename T, int G, int V, bool kFull>
+__device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, int my_col,
+                                            int my_row, uint4 (&av)[V], int& cached_row) {
+  constexpr int kGroups = kWarp / G;  // nonzeros per step
+  constexpr int kSteps = G;           // steps per 32 nonzeros
+  // B loads in flight per lane: 4 steps of one vector, 2 of several (more spills registers).
+  constexpr int U = V == 1 ? (G >= 4 ? 4 : G) : (V <= 4 ? 2 : 1);
+  static_assert(kSteps % U == 0, "U must divide the steps per 32 nonzeros");
+  const int lane = threadIdx.x % kWarp;
+  const int group = lane / G, slot = lane % G;
+  const unsigned mask = G == kWarp ? 0xffffffffu : (((1u << G) - 1u) << (group * G));
+  const int64_t vecs = k / Elem<T>::kPerVec;
+  float result = 0.0f;
+#pragma unroll
+  for (int s0 = 0; s0 < kSteps; s0 += U) {
+    uint4 bv[U][V];
+    int rows[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int j = (s0 + u) * kGroups + group;
+      const int col = __shfl_sync(0xffffffffu, my_col, j);
+      rows[u] = __shfl_sync(0xffffffffu, my_row, j);
+      load_slice<G, V, kFull>(b + int64_t{col} * k, slot, vecs, bv[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (rows[u] != cached_row && rows[u] >= 0) {
+        load_slice<G, V, kFull>(a + int64_t{rows[u]} * k, slot, vecs, av);
+        cached_row = rows[u];
+      }
+      float acc = 0.0f;
+#pragma unroll
+      for (int v = 0; v < V; ++v) acc += Elem<T>::dot(av[v], bv[u][v]);
+#pragma unroll
+      for (int offset = G / 2; offset > 0; offset /= 2) acc += __shfl_xor_sync(mask, acc, offset);
+      // Lane t keeps nonzero t: computed at step t / kGroups by group t % kGroups.
+      const float got = __shfl_sync(0xffffffffu, acc, (lane % kGroups) * G);
+      if (lane / kGroups == s0 + u) result = got;
+    }
+  }
+  return result;
+}
+
+// Calls f(G, V) (as std::integral_constant) with the group shape for rows of `vecs` 16-byte
+// vectors: G lanes (a power of two up to 32) times V vectors cover the row. Up to 32 vectors,
+// few lanes with 2-4 vectors each beat one vector on many lanes: more B loads in flight per
+// lane and fewer shuffles per nonzero (measured on an H100: bf16 K = 128 on the Netflix shape
+// 4.47 -> 3.51 ms, float32 K = 128 on uniform 100k 7.35 -> 6.70; docs/perf-notes.md). Returns
+// false for rows of more than 256 vectors.
+template <typename F>
+bool with_group_shape(int64_t vecs, F&& f) {
+  using std::integral_constant;
+  if (vecs <= 1)
+    f(integral_constant<int, 1>{}, integral_constant<int, 1>{});
+  else if (vecs <= 2)
+    f(integral_constant<int, 2>{}, integral_constant<int, 1>{});
+  else if (vecs <= 4)
+    f(integral_constant<int, 2>{}, integral_constant<int, 2>{});
+  else if (vecs <= 8)
+    f(integral_constant<int, 4>{}, integral_constant<int, 2>{});
+  else if (vecs <= 16)
+    f(integral_constant<int, 4>{}, integral_constant<int, 4>{});
+  else if (vecs <= 32)
+    f(integral_constant<int, 8>{}, integral_constant<int, 4>{});
+  else if (vecs <= 64)
+    f(integral_constant<int, 32>{}, integral_constant<int, 2>{});
+  else if (vecs <= 128)
+    f(integral_constant<int, 32>{}, integral_constant<int, 4>{});
+  else if (vecs <= 256)
+    f(integral_constant<int, 32>{}, integral_constant<int, 8>{});
+  else
+    return false;
+  return true;
+}
+
+}  // namespace sfac::cuda::kernels::detail
