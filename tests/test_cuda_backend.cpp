@@ -107,6 +107,68 @@ Dot reference_dot(const std::vector<float>& a, const std::vector<float>& b, int6
   return d;
 }
 
+// Factors uploaded with `dtype` storage, and the values they hold (rounded for 16-bit types):
+// the reference must use those.
+struct Factors {
+  Dense a, b;
+  std::vector<float> stored_a, stored_b;
+};
+
+Factors upload_factors(sfac_context* ctx, int64_t rows, int64_t cols, int64_t k, sfac_dtype dtype,
+                       const std::vector<float>& a, const std::vector<float>& b) {
+  sfac_dense *ra = nullptr, *rb = nullptr;
+  EXPECT_EQ(sfac_dense_create(ctx, rows, k, dtype, a.data(), &ra), SFAC_OK) << sfac_last_error();
+  EXPECT_EQ(sfac_dense_create(ctx, cols, k, dtype, b.data(), &rb), SFAC_OK) << sfac_last_error();
+  Factors f{Dense(ra), Dense(rb), std::vector<float>(a.size()), std::vector<float>(b.size())};
+  EXPECT_EQ(sfac_dense_download(ra, f.stored_a.data()), SFAC_OK);
+  EXPECT_EQ(sfac_dense_download(rb, f.stored_b.data()), SFAC_OK);
+  return f;
+}
+
+// sfac_sddmm with `plan` in every mode (pattern; scaled with alpha and beta; residual; scaled in
+// place), each value against the fp64 reference on the stored factors `a` and `b`. P starts
+// poisoned where beta is 0, as `old` where it is not, and as S (and is S) in place.
+void expect_every_mode_matches(sfac_context* ctx, const sfac_sparse* s, const StoredCsr& csr,
+                               const sfac_dense* da, const sfac_dense* db,
+                               const std::vector<float>& a, const std::vector<float>& b, int64_t k,
+                               const std::vector<float>& old, const sfac_sddmm_plan* plan) {
+  const std::vector<float>& sv = csr.values;
+  const int64_t rows = static_cast<int64_t>(csr.off.size()) - 1;
+  struct Call {
+    sfac_sddmm_mode mode;
+    float alpha, beta;
+    bool in_place;
+  };
+  for (Call c :
+       {Call{SFAC_SDDMM_PATTERN, 1.0f, 0.0f, false}, Call{SFAC_SDDMM_SCALED, -0.5f, 2.0f, false},
+        Call{SFAC_SDDMM_RESIDUAL, 1.0f, 0.0f, false}, Call{SFAC_SDDMM_SCALED, 2.0f, 0.0f, true}}) {
+    const std::vector<float> init = c.in_place       ? sv
+                                    : c.beta == 0.0f ? std::vector<float>(sv.size(), 1e30f)
+                                                     : old;
+    sfac_sparse* raw_p = nullptr;
+    SFAC_ASSERT_OK(sfac_sparse_create_like(s, init.data(), &raw_p));
+    Sparse out(raw_p);
+    SFAC_ASSERT_OK(sfac_sddmm(ctx, c.mode, c.alpha, da, db, c.in_place ? out.get() : s, c.beta,
+                              out.get(), plan));
+    const std::vector<float> got = values_of(out.get());
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t e = csr.off[i]; e < csr.off[i + 1]; ++e) {
+        const Dot ref = reference_dot(a, b, i, csr.cols[e], k);
+        const double dot = ref.value, mag = ref.magnitude;
+        const double f = c.mode == SFAC_SDDMM_SCALED    ? dot * sv[e]
+                         : c.mode == SFAC_SDDMM_PATTERN ? dot
+                                                        : sv[e] - dot;
+        const double want = c.alpha * f + c.beta * double(init[e]);
+        const double tol =
+            1e-5 * (mag * (1 + std::abs(sv[e])) + std::abs(c.beta * init[e]) + std::abs(sv[e])) +
+            1e-6;
+        ASSERT_NEAR(got[e], want, tol)
+            << "mode=" << c.mode << " in_place=" << c.in_place << " row=" << i << " e=" << e;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST(Cuda, ContextReportsTheDevice) {
@@ -220,8 +282,8 @@ TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
   std::normal_distribution<float> d;
   const Pattern p = make_pattern(3000, 2500, 90000, true, g);
   Sparse s = upload(ctx.get(), p);
-  const auto [off, cols, sv] = download(s.get());
-  const int64_t nnz = static_cast<int64_t>(cols.size());
+  const StoredCsr csr = download(s.get());
+  const int64_t nnz = static_cast<int64_t>(csr.cols.size());
   struct Run {
     int64_t k;
     sfac_dtype dtype;
@@ -234,52 +296,13 @@ TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
     for (float& x : a) x = d(g);
     for (float& x : b) x = d(g);
     for (float& x : old) x = d(g);
-    sfac_dense *ra = nullptr, *rb = nullptr;
-    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), p.rows, k, run.dtype, a.data(), &ra));
-    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), p.cols, k, run.dtype, b.data(), &rb));
-    Dense da(ra), db(rb);
-    // The reference uses the stored (possibly rounded) factors.
-    SFAC_ASSERT_OK(sfac_dense_download(da.get(), a.data()));
-    SFAC_ASSERT_OK(sfac_dense_download(db.get(), b.data()));
+    const Factors f = upload_factors(ctx.get(), p.rows, p.cols, k, run.dtype, a, b);
     sfac_sddmm_plan* raw_plan = nullptr;
     SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_TILED, &raw_plan));
     Plan plan(raw_plan);
-    struct Call {
-      sfac_sddmm_mode mode;
-      float alpha, beta;
-      bool in_place;
-    };
-    for (Call c :
-         {Call{SFAC_SDDMM_PATTERN, 1.0f, 0.0f, false}, Call{SFAC_SDDMM_SCALED, -0.5f, 2.0f, false},
-          Call{SFAC_SDDMM_RESIDUAL, 1.0f, 0.0f, false},
-          Call{SFAC_SDDMM_SCALED, 2.0f, 0.0f, true}}) {
-      // In place: P starts as a copy of S and is S. Otherwise poison P where beta is 0.
-      const std::vector<float> init = c.in_place       ? sv
-                                      : c.beta == 0.0f ? std::vector<float>(nnz, 1e30f)
-                                                       : old;
-      sfac_sparse* raw_p = nullptr;
-      SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), init.data(), &raw_p));
-      Sparse out(raw_p);
-      SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), c.mode, c.alpha, da.get(), db.get(),
-                                c.in_place ? out.get() : s.get(), c.beta, out.get(), plan.get()));
-      const std::vector<float> got = values_of(out.get());
-      for (int64_t i = 0; i < p.rows; ++i) {
-        for (int64_t e = off[i]; e < off[i + 1]; ++e) {
-          const Dot ref = reference_dot(a, b, i, cols[e], k);
-          const double dot = ref.value, mag = ref.magnitude;
-          const double f = c.mode == SFAC_SDDMM_SCALED    ? dot * sv[e]
-                           : c.mode == SFAC_SDDMM_PATTERN ? dot
-                                                          : sv[e] - dot;
-          const double want = c.alpha * f + c.beta * double(init[e]);
-          const double tol =
-              1e-5 * (mag * (1 + std::abs(sv[e])) + std::abs(c.beta * init[e]) + std::abs(sv[e])) +
-              1e-6;
-          ASSERT_NEAR(got[e], want, tol)
-              << "k=" << k << " dtype=" << run.dtype << " mode=" << c.mode
-              << " in_place=" << c.in_place << " row=" << i << " e=" << e;
-        }
-      }
-    }
+    SCOPED_TRACE(testing::Message() << "k=" << k << " dtype=" << run.dtype);
+    expect_every_mode_matches(ctx.get(), s.get(), csr, f.a.get(), f.b.get(), f.stored_a, f.stored_b,
+                              k, old, plan.get());
   }
 }
 
@@ -325,22 +348,16 @@ TEST(Cuda, SddmmAutoPicksBandTilesOnlyWhenBOutgrowsL2) {
   for (float& x : a) x = d(g);
   for (float& x : b) x = d(g);
   for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}) {
-    sfac_dense *ra = nullptr, *rb = nullptr;
-    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), rows, k, dtype, a.data(), &ra));
-    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), cols, k, dtype, b.data(), &rb));
-    Dense da(ra), db(rb);
-    std::vector<float> sa(a.size()), sb(b.size());
-    SFAC_ASSERT_OK(sfac_dense_download(da.get(), sa.data()));
-    SFAC_ASSERT_OK(sfac_dense_download(db.get(), sb.data()));
+    const Factors f = upload_factors(ctx.get(), rows, cols, k, dtype, a, b);
     sfac_sparse* raw_p = nullptr;
     SFAC_ASSERT_OK(
         sfac_sparse_create_like(s.get(), std::vector<float>(p.r.size(), 1e30f).data(), &raw_p));
     Sparse out(raw_p);
-    SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, da.get(), db.get(), s.get(),
+    SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, f.a.get(), f.b.get(), s.get(),
                               0.0f, out.get(), plan.get()));
     const std::vector<float> got = values_of(out.get());
     for (size_t e = 0; e < p.r.size(); ++e) {
-      const Dot ref = reference_dot(sa, sb, p.r[e], p.c[e], k);
+      const Dot ref = reference_dot(f.stored_a, f.stored_b, p.r[e], p.c[e], k);
       ASSERT_NEAR(got[e], ref.value, 1e-5 * ref.magnitude + 1e-6)
           << "dtype=" << dtype << " e=" << e;
     }
@@ -481,8 +498,8 @@ TEST(Cuda, SddmmDenseTilesMatchTheReferenceOnDensePatterns) {
     }
   }
   Sparse s = upload(ctx.get(), p);
-  const auto [off, cs, sv] = download(s.get());
-  const int64_t nnz = static_cast<int64_t>(cs.size());
+  const StoredCsr csr = download(s.get());
+  const int64_t nnz = static_cast<int64_t>(csr.cols.size());
   sfac_sddmm_plan* raw_plan = nullptr;
   sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
   SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), 72, SFAC_SDDMM_ALG_AUTO, &raw_plan));
@@ -498,50 +515,10 @@ TEST(Cuda, SddmmDenseTilesMatchTheReferenceOnDensePatterns) {
   for (float& x : b) x = d(g);
   for (float& x : old) x = d(g);
   for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT32}) {
-    sfac_dense *ra = nullptr, *rb = nullptr;
-    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), rows, k, dtype, a.data(), &ra));
-    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), cols, k, dtype, b.data(), &rb));
-    Dense da(ra), db(rb);
-    std::vector<float> sa(a.size()), sb(b.size());
-    SFAC_ASSERT_OK(sfac_dense_download(da.get(), sa.data()));
-    SFAC_ASSERT_OK(sfac_dense_download(db.get(), sb.data()));
-    struct Call {
-      sfac_sddmm_mode mode;
-      float alpha, beta;
-      bool in_place;
-    };
-    for (Call c :
-         {Call{SFAC_SDDMM_PATTERN, 1.0f, 0.0f, false}, Call{SFAC_SDDMM_SCALED, -0.5f, 2.0f, false},
-          Call{SFAC_SDDMM_RESIDUAL, 1.0f, 0.0f, false},
-          Call{SFAC_SDDMM_SCALED, 2.0f, 0.0f, true}}) {
-      const std::vector<float> init = c.in_place       ? sv
-                                      : c.beta == 0.0f ? std::vector<float>(nnz, 1e30f)
-                                                       : old;
-      sfac_sparse* raw_p = nullptr;
-      SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), init.data(), &raw_p));
-      Sparse out(raw_p);
-      sfac_sparse* in = c.in_place ? out.get() : s.get();
-      SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), c.mode, c.alpha, da.get(), db.get(), in, c.beta,
-                                out.get(), plan.get()));
-      const std::vector<float> got = values_of(out.get());
-      for (int64_t i = 0; i < rows; ++i) {
-        for (int64_t e = off[i]; e < off[i + 1]; ++e) {
-          const Dot ref = reference_dot(sa, sb, i, cs[e], k);
-          double f = ref.value, mag = ref.magnitude;
-          if (c.mode == SFAC_SDDMM_SCALED) {
-            f *= sv[e];
-            mag *= std::abs(sv[e]);
-          } else if (c.mode == SFAC_SDDMM_RESIDUAL) {
-            f = sv[e] - f;
-            mag += std::abs(sv[e]);
-          }
-          const double want = c.alpha * f + (c.beta != 0.0f ? c.beta * old[e] : 0.0);
-          ASSERT_NEAR(got[e], want, 1e-5 * (std::abs(c.alpha) * mag + std::abs(want)) + 1e-6)
-              << "dtype=" << dtype << " mode=" << c.mode << " in_place=" << c.in_place
-              << " row=" << i << " e=" << e;
-        }
-      }
-    }
+    const Factors f = upload_factors(ctx.get(), rows, cols, k, dtype, a, b);
+    SCOPED_TRACE(testing::Message() << "dtype=" << dtype);
+    expect_every_mode_matches(ctx.get(), s.get(), csr, f.a.get(), f.b.get(), f.stored_a, f.stored_b,
+                              k, old, plan.get());
   }
 }
 

@@ -62,6 +62,21 @@ __device__ __forceinline__ uint4 load_vec(const void* base, int64_t index) {
   return __ldg(reinterpret_cast<const uint4*>(base) + index);
 }
 
+// The row holding position p of a tile whose rows start at prefix[0..rows] (prefix[0] <= p <
+// prefix[rows]): the r with prefix[r] <= p < prefix[r + 1], which skips empty rows.
+__device__ __forceinline__ int row_of_position(const int32_t* prefix, int rows, int p) {
+  int lo = 0, hi = rows;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (prefix[mid] <= p) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 __device__ __forceinline__ void store(const SddmmArgs& args, int64_t e, float dot) {
   // Read S before writing P: they may be the same array. The branch on op is warp-uniform.
   float f = dot;

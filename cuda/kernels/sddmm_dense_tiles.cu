@@ -198,15 +198,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int u = 0; u < kUnroll; ++u) {
       const int p = p0 + u * kThreads + threadIdx.x;
       if (p < total) {
-        int lo = 0, hi = kTile;  // the row with prefix[lo] <= p < prefix[lo + 1]
-        while (hi - lo > 1) {
-          const int mid = (lo + hi) / 2;
-          if (prefix[mid] <= p) {
-            lo = mid;
-          } else {
-            hi = mid;
-          }
-        }
+        const int lo = row_of_position(prefix, kTile, p);
         const int64_t e = seg_begin[lo] + (p - prefix[lo]);
         store(args, e, cs[lo * kCStride + (__ldg(args.cols + e) - static_cast<int>(col0))]);
       }

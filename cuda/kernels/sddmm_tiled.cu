@@ -121,18 +121,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   // This thread's nonzeros: cell positions f0 .. f0 + n - 1, row by row.
   const int f0 = first + static_cast<int>(threadIdx.x) * kPerThread;
   const int n = max(0, min(kPerThread, total - f0));
-  int r = 0;
-  if (n > 0) {  // the row with prefix[r] <= f0 < prefix[r + 1]
-    int hi = nrows;
-    while (hi - r > 1) {
-      const int mid = (r + hi) / 2;
-      if (prefix[mid] <= f0) {
-        r = mid;
-      } else {
-        hi = mid;
-      }
-    }
-  }
+  int r = n > 0 ? row_of_position(prefix, nrows, f0) : 0;
   // Per nonzero i of thread t, at slot(t * 8 + i): its row, then also (high 16 bits / low 16
   // bits) its B row's offset in the band buffer; and its partial sum over K-slices. Shared
   // memory rather than registers so the nonzero loop is a real loop (unrolled, the compiler
