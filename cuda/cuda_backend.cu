@@ -245,7 +245,8 @@ class CudaTiledPlan final : public SddmmPlan {
     if (!has_bands_ || b_bytes <= min_b_bytes_) return nullptr;
     return &tiling_;
   }
-  // Null for float32 factors (tensor cores would round them) and sparse patterns.
+  // Null for float32 factors (tensor cores would round them), sparse patterns, and K below
+  // `min_dense_k`.
   const kernels::DenseTiling* dense(kernels::ElemType elem) const {
     return has_dense_ && dense_k_ok_ && elem != kernels::ElemType::F32 ? &dense_ : nullptr;
   }

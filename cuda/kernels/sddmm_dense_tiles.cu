@@ -26,8 +26,9 @@ constexpr int kCStride = kTile + 4;        // floats per row of the finished til
 // Each thread stages the same 16-byte chunk of 4 rows (rows t / 8 + 32 i) of A and of B.
 constexpr int kChunks = kSliceK / 8, kRowsPerThread = kTile * kChunks / kThreads;
 
-// Below this density the gather kernels move fewer bytes than the tile's arithmetic costs
-// (break-even ~1.2% at peak tensor and L2 rates; measured on an H100, docs/perf-notes.md).
+// Below this density the gather kernels move fewer bytes than the tile's arithmetic costs: the
+// break-even is ~1.2% at peak tensor and L2 rates, and this kernel reaches well below peak. The
+// one dense pattern measured (4%, docs/perf-notes.md) wins from K = 256.
 constexpr double kMinDensity = 0.02;
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool fill) {
@@ -232,7 +233,8 @@ bool dense_tiles_pay(int64_t rows, int64_t cols, int64_t nnz) {
 
 bool launch_sddmm_dense_tiles(const SddmmArgs& args, const DenseTiling& tiling, int64_t cols,
                               cudaStream_t stream) {
-  if (args.k % 8 != 0 || args.rows == 0) return false;
+  if (args.k % 8 != 0) return false;
+  if (args.nnz == 0) return true;
   switch (args.elem) {
     case ElemType::F16:
       launch<__half>(args, tiling, cols, stream);
