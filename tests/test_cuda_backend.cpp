@@ -436,19 +436,14 @@ TEST(Cuda, SddmmWithHalfPrecisionFactorsMatchesTheReferenceOnStoredValues) {
       std::vector<float> a(p.rows * k), b(p.cols * k);
       for (float& x : a) x = d(g);
       for (float& x : b) x = d(g);
-      sfac_dense *ra = nullptr, *rb = nullptr;
-      SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), p.rows, k, dtype, a.data(), &ra));
-      SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), p.cols, k, dtype, b.data(), &rb));
-      Dense da(ra), db(rb);
+      const Factors f = upload_factors(ctx.get(), p.rows, p.cols, k, dtype, a, b);
       sfac_dtype got_dtype = SFAC_DTYPE_FLOAT32;
-      SFAC_ASSERT_OK(sfac_dense_get_dtype(da.get(), &got_dtype));
+      SFAC_ASSERT_OK(sfac_dense_get_dtype(f.a.get(), &got_dtype));
       EXPECT_EQ(got_dtype, dtype);
       // The stored values: rounded, within the type's relative precision of the input.
-      std::vector<float> sa(a.size()), sb(b.size());
-      SFAC_ASSERT_OK(sfac_dense_download(da.get(), sa.data()));
-      SFAC_ASSERT_OK(sfac_dense_download(db.get(), sb.data()));
       const double eps = dtype == SFAC_DTYPE_FLOAT16 ? 1.0 / 2048 : 1.0 / 256;
-      for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(sa[i], a[i], eps * std::abs(a[i]) + 1e-7);
+      for (size_t i = 0; i < a.size(); ++i)
+        ASSERT_NEAR(f.stored_a[i], a[i], eps * std::abs(a[i]) + 1e-7);
       for (sfac_sddmm_algorithm alg :
            {SFAC_SDDMM_ALG_ROW_SPLIT, SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_TILED}) {
         sfac_sddmm_plan* raw_plan = nullptr;
@@ -458,12 +453,12 @@ TEST(Cuda, SddmmWithHalfPrecisionFactorsMatchesTheReferenceOnStoredValues) {
         SFAC_ASSERT_OK(
             sfac_sparse_create_like(s.get(), std::vector<float>(nnz, 1e30f).data(), &raw_p));
         Sparse out(raw_p);
-        SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_RESIDUAL, 1.0f, da.get(), db.get(), s.get(),
-                                  0.0f, out.get(), plan.get()));
+        SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_RESIDUAL, 1.0f, f.a.get(), f.b.get(),
+                                  s.get(), 0.0f, out.get(), plan.get()));
         const std::vector<float> got = values_of(out.get());
         for (int64_t i = 0; i < p.rows; ++i) {
           for (int64_t e = off[i]; e < off[i + 1]; ++e) {
-            const Dot ref = reference_dot(sa, sb, i, cols[e], k);
+            const Dot ref = reference_dot(f.stored_a, f.stored_b, i, cols[e], k);
             const double dot = ref.value, mag = ref.magnitude;
             ASSERT_NEAR(got[e], sv[e] - dot, 1e-5 * (mag + std::abs(sv[e])) + 1e-6)
                 << "dtype=" << dtype << " k=" << k << " alg=" << alg << " e=" << e;

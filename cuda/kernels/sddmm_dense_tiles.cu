@@ -6,6 +6,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "cuda/cuda_check.h"
+#include "cuda/kernels/cp_async.cuh"
 #include "cuda/kernels/sddmm_common.cuh"
 #include "cuda/kernels/sddmm_dense_tiles.cuh"
 
@@ -30,12 +31,6 @@ constexpr int kChunks = kSliceK / 8, kRowsPerThread = kTile * kChunks / kThreads
 // break-even is ~1.2% at peak tensor and L2 rates, and this kernel reaches well below peak. The
 // one dense pattern measured (4%, docs/perf-notes.md) wins from K = 256.
 constexpr double kMinDensity = 0.02;
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool fill) {
-  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem),
-               "r"(fill ? 16 : 0));
-}
 
 template <typename T>
 struct Mma;
@@ -122,7 +117,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       sa.stage(buf, k, int64_t{s} * kSliceK);
       sb.stage(buf + kTile * kPadK, k, int64_t{s} * kSliceK);
     }
-    asm volatile("cp.async.commit_group;\n");
+    cp_async_commit();
   }
   // Where each row's nonzeros of this tile sit, while the slices load.
   static_assert(kTile <= kThreads, "a thread per tile row");
@@ -144,7 +139,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int b_off = (wn + lane / 16 * 8 + lane % 8) * kPadK + lane / 8 % 2 * 8;
   float acc[4][4][4] = {};
   for (int s = 0; s < slices; ++s) {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2) : "memory");
+    cp_async_wait<kStages - 2>();
     __syncthreads();  // slice s is visible, and nobody still reads slice s - 1's buffer
     const int next = s + kStages - 1;
     if (next < slices) {
@@ -152,7 +147,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       sa.stage(buf, k, int64_t{next} * kSliceK);
       sb.stage(buf + kTile * kPadK, k, int64_t{next} * kSliceK);
     }
-    asm volatile("cp.async.commit_group;\n");
+    cp_async_commit();
     const T* as = sm + s % kStages * kStage;
     const T* bs = as + kTile * kPadK;
 #pragma unroll
@@ -176,7 +171,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
     }
   }
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  cp_async_wait<0>();
   __syncthreads();  // the staging buffers now hold the finished tile
   float* cs = reinterpret_cast<float*>(smem_raw);
 #pragma unroll

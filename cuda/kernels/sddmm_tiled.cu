@@ -5,6 +5,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/kernels/cp_async.cuh"
 #include "cuda/kernels/sddmm_common.cuh"
 #include "cuda/kernels/sddmm_tiled.cuh"
 
@@ -24,16 +25,6 @@ constexpr int kSliceVecs = 8;
 constexpr int64_t kBandWidth = 320;
 constexpr int kMaxRowBlock = 1024;
 constexpr int kRowsPerThread = kMaxRowBlock / kTileThreads;
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool fill) {
-  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int bytes = fill ? 16 : 0;  // 0: the 16 bytes are zero-filled
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n"); }
-__device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-}
 
 // K-slice [v0, v0 + 8) of the band's B rows into `buf` (row c at buf[c * 8]); vectors past K
 // are zeros, so the dot loop needs no bounds check.
@@ -149,7 +140,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   const int rot = threadIdx.x % kSliceVecs;
   for (int s = 0; s < slices; ++s) {
     const int64_t v0 = int64_t{s} * kSliceVecs;
-    cp_async_wait_all();
+    cp_async_wait<0>();
     __syncthreads();  // slice s is visible, and nobody still reads the other buffer
     if (s + 1 < slices) {
       stage_slice(smem + ((s + 1) & 1) * buf_vecs, b, vecs, col0, width, v0 + kSliceVecs);
