@@ -13,6 +13,7 @@
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/kernels/sddmm_corner.cuh"
 #include "cuda/kernels/sddmm_dense_tiles.cuh"
 #include "cuda/kernels/sddmm_kernels.cuh"
 #include "cuda/kernels/sddmm_tiled.cuh"
@@ -206,17 +207,18 @@ class CudaDenseMatrix final : public DenseMatrix {
 
 size_t element_size(kernels::ElemType elem) { return elem == kernels::ElemType::F32 ? 4 : 2; }
 
-// A TILED plan owns the tables of the tiled kernels it may run (see sddmm_tiled.cuh and
-// sddmm_dense_tiles.cuh): band tiles where their table is no larger than the pattern itself,
-// dense tensor-core tiles for 16-bit factors where the pattern is dense enough. Calls neither
-// serves run the nonzero-split kernel. A plan that AUTO chose runs the bands only for factors
-// whose B exceeds `min_b_bytes`, and the dense tiles only from K = `min_dense_k` (the regimes
-// they win in, see make_sddmm_plan).
+// A TILED plan owns the tables of the tiled kernels it may run (see sddmm_tiled.cuh,
+// sddmm_dense_tiles.cuh and sddmm_corner.cuh): band tiles where their table is no larger than
+// the pattern itself, dense tensor-core tiles for 16-bit factors where the pattern is dense
+// enough, or else for its dense corners (tiles at least `corner_density` dense once rows and
+// columns are ranked by degree). Calls none serves run the nonzero-split kernel. A plan that
+// AUTO chose runs the bands only for factors whose B exceeds `min_b_bytes`, and the dense tiles
+// only from K = `min_dense_k` (the regimes they win in, see make_sddmm_plan).
 class CudaTiledPlan final : public SddmmPlan {
  public:
   CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id,
                 const CudaPattern& pattern, int64_t k, bool bands, bool dense, int64_t min_b_bytes,
-                int64_t min_dense_k, cudaStream_t stream)
+                int64_t min_dense_k, double corner_density, cudaStream_t stream)
       : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED),
         backend_(std::move(backend)),
         b_elements_(pattern.cols * k),
@@ -237,7 +239,14 @@ class CudaTiledPlan final : public SddmmPlan {
       dense_.seg_start = dense_starts_.data();
       has_dense_ = true;
     }
+    if (corner_density > 0.0 && !dense_applies() && k % 8 == 0) {
+      has_corners_ = kernels::build_corner_tables(
+          pattern.offsets.data(), pattern.indices.data(), pattern.rows_of_nonzeros(stream),
+          pattern.rows, pattern.cols, pattern.nnz, corner_density, kMinCornerCover, corners_,
+          corner_tables_, stream);
+    }
   }
+  bool has_corners() const { return has_corners_; }
 
   // Null when the band tiles do not serve factors of this element type.
   const kernels::BandTiling* bands(kernels::ElemType elem) const {
@@ -248,7 +257,11 @@ class CudaTiledPlan final : public SddmmPlan {
   // Null for float32 factors (tensor cores would round them), sparse patterns, and K below
   // `min_dense_k`.
   const kernels::DenseTiling* dense(kernels::ElemType elem) const {
-    return has_dense_ && dense_k_ok_ && elem != kernels::ElemType::F32 ? &dense_ : nullptr;
+    return dense_applies() && elem != kernels::ElemType::F32 ? &dense_ : nullptr;
+  }
+  // Null for float32 factors and patterns without dense corners.
+  const kernels::CornerTiling* corners(kernels::ElemType elem) const {
+    return has_corners_ && elem != kernels::ElemType::F32 ? &corners_ : nullptr;
   }
 
  private:
@@ -258,11 +271,19 @@ class CudaTiledPlan final : public SddmmPlan {
   int64_t b_elements_;
   int64_t min_b_bytes_;
   bool dense_k_ok_;
-  bool has_bands_ = false, has_dense_ = false;
+  bool has_bands_ = false, has_dense_ = false, has_corners_ = false;
   kernels::BandTables tables_;
   kernels::BandTiling tiling_;
   DeviceBuffer<int32_t> dense_starts_;
   kernels::DenseTiling dense_;
+  kernels::CornerTables corner_tables_;
+  kernels::CornerTiling corners_;
+
+  bool dense_applies() const { return has_dense_ && dense_k_ok_; }
+  // Corner tables cost 8 bytes per covered and 16 per residual nonzero, and the residual's
+  // gathers lose locality: not worth it for a small part of the pattern (the Yahoo shape's
+  // ~10% ran 1% slower).
+  static constexpr double kMinCornerCover = 0.2;
 };
 
 kernels::ElemType elem_type(sfac_dtype dtype) {
@@ -364,6 +385,7 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
   DeviceGuard guard(device_);
   int64_t min_b_bytes = -1, min_dense_k = 0;  // explicit TILED: every tile kernel, any K
   bool bands = true, dense = true;
+  double corner_density = kernels::kMinDenseTileDensity;
   if (algorithm == SFAC_SDDMM_ALG_AUTO) {
     // The nonzero-split kernel balances any row-length distribution and reuses A across a row
     // from registers; its B rows come from L2. Only when B is well beyond L2 do its gathers go
@@ -372,18 +394,31 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
     // 22.7 vs 24.9; B of 51 MB (float32 K = 128) the nonzero split wins, 6.8 vs 9.4 ms.
     // Dense patterns run 16-bit factors on tensor-core tiles once K amortizes a tile's fixed
     // costs: 2k x 2k at 4%, bfloat16, 23 vs 30 us at K = 512, but 14 vs 12 at K = 128
-    // (docs/perf-notes.md).
+    // (docs/perf-notes.md). Sparser patterns may still have dense corners (power laws).
+    // Dense corners of power-law patterns (tiles at least 2% dense once rows and columns are
+    // ranked by degree) pay from the same K: Netflix shape, bfloat16, K = 512 14.3 -> 10.9 ms,
+    // but K = 128 3.5 -> 3.8-4.0 ms (a tile's fixed costs), and not on the Yahoo shape, whose
+    // dense tiles hold only ~10% of its nonzeros.
     min_b_bytes = 3 * l2_bytes_ / 2;
     min_dense_k = 256;
+    corner_density = k >= min_dense_k ? kernels::kMinDenseTileDensity : 0.0;
     bands =
         s.cols() * k * static_cast<int64_t>(sizeof(float)) > min_b_bytes &&
         kernels::band_tiling_pays(kernels::plan_band_tiling(s.rows(), s.cols()), s.rows(), s.nnz());
     dense = k >= min_dense_k && kernels::dense_tiles_pay(s.rows(), s.cols(), s.nnz());
+    if (!bands && !dense) {
+      // Whether the pattern has dense corners is known once their tables are built.
+      auto plan =
+          std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k, false,
+                                          false, min_b_bytes, min_dense_k, corner_density, stream_);
+      if (plan->has_corners()) return plan;
+    }
     algorithm = bands || dense ? SFAC_SDDMM_ALG_TILED : SFAC_SDDMM_ALG_NNZ_SPLIT;
   }
   if (algorithm == SFAC_SDDMM_ALG_TILED) {
-    auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k,
-                                                bands, dense, min_b_bytes, min_dense_k, stream_);
+    auto plan =
+        std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k, bands,
+                                        dense, min_b_bytes, min_dense_k, corner_density, stream_);
     // Calls the tiles do not serve run the nonzero split, which needs each nonzero's row.
     if (!plan->bands(kernels::ElemType::F32) || !plan->bands(kernels::ElemType::BF16))
       s.pattern().rows_of_nonzeros(stream_);
@@ -419,6 +454,16 @@ void CudaBackend::sddmm(const SddmmCall& call) {
     const auto& plan = static_cast<const CudaTiledPlan&>(call.plan);
     const kernels::DenseTiling* dense = plan.dense(args.elem);
     if (dense && kernels::launch_sddmm_dense_tiles(args, *dense, s.cols(), stream_)) return;
+    const kernels::CornerTiling* corners = plan.corners(args.elem);
+    if (corners && kernels::launch_sddmm_corner_tiles(args, *corners, s.cols(), stream_)) {
+      kernels::SddmmArgs rest = args;  // the nonzeros in no corner tile
+      rest.cols = corners->residual_cols;
+      rest.row_of = corners->residual_rows;
+      rest.positions = corners->residual_pos;
+      rest.nnz = corners->residual;
+      kernels::launch_sddmm_nnz_split(rest, stream_);
+      return;
+    }
     const kernels::BandTiling* bands = plan.bands(args.elem);
     if (bands && kernels::launch_sddmm_tiled(args, *bands, s.cols(), stream_)) return;
   }

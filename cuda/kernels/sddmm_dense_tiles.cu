@@ -8,6 +8,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/cp_async.cuh"
 #include "cuda/kernels/sddmm_common.cuh"
+#include "cuda/kernels/sddmm_corner.cuh"
 #include "cuda/kernels/sddmm_dense_tiles.cuh"
 
 namespace sfac::cuda::kernels {
@@ -26,11 +27,6 @@ constexpr int kStage = 2 * kTile * kPadK;  // A and B slices, elements
 constexpr int kCStride = kTile + 4;        // floats per row of the finished tile
 // Each thread stages the same 16-byte chunk of 4 rows (rows t / 8 + 32 i) of A and of B.
 constexpr int kChunks = kSliceK / 8, kRowsPerThread = kTile * kChunks / kThreads;
-
-// Below this density the gather kernels move fewer bytes than the tile's arithmetic costs: the
-// break-even is ~1.2% at peak tensor and L2 rates, and this kernel reaches well below peak. The
-// one dense pattern measured (4%, docs/perf-notes.md) wins from K = 256.
-constexpr double kMinDensity = 0.02;
 
 template <typename T>
 struct Mma;
@@ -55,22 +51,24 @@ struct Mma<__half> {
   }
 };
 
-// This thread's 4 rows of one operand (rows first + t / 8 + 32 i, chunk t % 8): pointers set
-// once, then each K-slice is one cp.async per row (zeros past the matrix or past K; K is a
-// multiple of 8, so a 16-byte chunk is all inside or all outside).
+// This thread's 4 rows of one operand (tile rows first + t / 8 + 32 i, chunk t % 8): pointers
+// set once, then each K-slice is one cp.async per row (zeros past the matrix or past K; K is a
+// multiple of 8, so a 16-byte chunk is all inside or all outside). Tile row r is matrix row
+// ids[r] when `ids` is given (rows gathered in degree order), row r otherwise.
 template <typename T>
 struct Stager {
   const T* row[kRowsPerThread];
   bool valid[kRowsPerThread];
   int dst, chunk_k;
 
-  __device__ Stager(const T* m, int64_t k, int64_t rows, int64_t first) {
+  __device__ Stager(const T* m, int64_t k, int64_t rows, int64_t first, const int32_t* ids) {
     chunk_k = threadIdx.x % kChunks * 8;
 #pragma unroll
     for (int i = 0; i < kRowsPerThread; ++i) {
       const int64_t r = first + threadIdx.x / kChunks + i * (kThreads / kChunks);
       valid[i] = r < rows;
-      row[i] = m + (valid[i] ? r * k + chunk_k : 0);
+      const int64_t id = valid[i] && ids ? __ldg(ids + r) : r;
+      row[i] = m + (valid[i] ? id * k + chunk_k : 0);
     }
     dst = threadIdx.x / kChunks * kPadK + chunk_k;
   }
@@ -91,24 +89,16 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
                : "r"(addr));
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kThreads, 2)
-    sddmm_dense_tile(SddmmArgs args, DenseTiling dt, int64_t cols_total) {
-  extern __shared__ uint4 smem_raw[];
+// A x B^T of one 128 x 128 tile, left in shared memory as floats (row r at smem + r * kCStride,
+// over the staging buffers). `overlap()` runs while the first K-slices load.
+template <typename T, typename Overlap>
+__device__ __forceinline__ float* tile_product(const Stager<T>& sa, const Stager<T>& sb, int64_t k,
+                                               uint4* smem_raw, Overlap overlap) {
   T* sm = reinterpret_cast<T*>(smem_raw);
-  using Scan = cub::BlockScan<int, kThreads>;
-  __shared__ typename Scan::TempStorage scan_storage;
-  __shared__ int32_t prefix[kTile + 1];  // tile position of each row's first nonzero
-  __shared__ int64_t seg_begin[kTile];   // CSR slot of each row's first nonzero in the tile
-  const int64_t j = blockIdx.x % dt.bands;
-  const int64_t row0 = blockIdx.x / dt.bands * kTile, col0 = j * kTile;
-  const int64_t k = args.k;
   const int slices = static_cast<int>((k + kSliceK - 1) / kSliceK);
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int g = lane / 4, t4 = lane % 4;  // the fragment layout's group and thread in group
   const int wm = warp / 4 * 64, wn = warp % 4 * 32;
-  const Stager<T> sa(static_cast<const T*>(args.a), k, args.rows, row0);
-  const Stager<T> sb(static_cast<const T*>(args.b), k, cols_total, col0);
 
   // Slices 0 .. kStages - 2 in flight (one commit group each, empty past the last slice).
   for (int s = 0; s < kStages - 1; ++s) {
@@ -119,19 +109,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     cp_async_commit();
   }
-  // Where each row's nonzeros of this tile sit, while the slices load.
-  static_assert(kTile <= kThreads, "a thread per tile row");
-  const int my_row = threadIdx.x;
-  int len = 0;
-  if (my_row < kTile && row0 + my_row < args.rows) {
-    const int lo = dt.seg_start[j * args.rows + row0 + my_row];
-    len = dt.seg_start[(j + 1) * args.rows + row0 + my_row] - lo;
-    seg_begin[my_row] = args.row_offsets[row0 + my_row] + lo;
-  }
-  int total = 0;
-  Scan(scan_storage).ExclusiveSum(len, len, total);
-  if (my_row < kTile) prefix[my_row] = len;
-  if (threadIdx.x == 0) prefix[kTile] = total;
+  overlap();
 
   // ldmatrix addresses: A's 16 x 16 fragment (lane -> row lane % 16, k half lane / 16) and
   // two of B's 8 x 16 fragments (lane -> n (lane / 16) * 8 + lane % 8, k half lane / 8 % 2).
@@ -186,9 +164,41 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
   }
   __syncthreads();
-  // The tile's nonzeros in CSR order, consecutive threads on consecutive ones (coalesced), a
-  // few in flight per thread.
-  constexpr int kUnroll = 4;
+  return cs;
+}
+
+// Consecutive threads on consecutive nonzeros (coalesced), a few in flight per thread.
+constexpr int kUnroll = 4;
+
+// Every tile of the pattern's 128 x 128 grid; its nonzeros are found with the band-start table.
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 2)
+    sddmm_dense_tile(SddmmArgs args, DenseTiling dt, int64_t cols_total) {
+  extern __shared__ uint4 smem_raw[];
+  using Scan = cub::BlockScan<int, kThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  __shared__ int32_t prefix[kTile + 1];  // tile position of each row's first nonzero
+  __shared__ int64_t seg_begin[kTile];   // CSR slot of each row's first nonzero in the tile
+  const int64_t j = blockIdx.x % dt.bands;
+  const int64_t row0 = blockIdx.x / dt.bands * kTile, col0 = j * kTile;
+  const Stager<T> sa(static_cast<const T*>(args.a), args.k, args.rows, row0, nullptr);
+  const Stager<T> sb(static_cast<const T*>(args.b), args.k, cols_total, col0, nullptr);
+  int total = 0;
+  // Where each row's nonzeros of this tile sit, while the slices load.
+  const float* cs = tile_product(sa, sb, args.k, smem_raw, [&] {
+    static_assert(kTile <= kThreads, "a thread per tile row");
+    const int my_row = threadIdx.x;
+    int len = 0;
+    if (my_row < kTile && row0 + my_row < args.rows) {
+      const int lo = dt.seg_start[j * args.rows + row0 + my_row];
+      len = dt.seg_start[(j + 1) * args.rows + row0 + my_row] - lo;
+      seg_begin[my_row] = args.row_offsets[row0 + my_row] + lo;
+    }
+    Scan(scan_storage).ExclusiveSum(len, len, total);
+    if (my_row < kTile) prefix[my_row] = len;
+    if (threadIdx.x == 0) prefix[kTile] = total;
+  });
+  // The tile's nonzeros in CSR order.
   for (int p0 = 0; p0 < total; p0 += kUnroll * kThreads) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -197,6 +207,33 @@ __global__ void __launch_bounds__(kThreads, 2)
         const int lo = row_of_position(prefix, kTile, p);
         const int64_t e = seg_begin[lo] + (p - prefix[lo]);
         store(args, e, cs[lo * kCStride + (__ldg(args.cols + e) - static_cast<int>(col0))]);
+      }
+    }
+  }
+}
+
+// The listed tiles of the degree-ranked pattern (rows and columns gathered through the rank
+// tables); each tile's nonzeros come from its entry list, sorted by CSR position.
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 2)
+    sddmm_corner_tile(SddmmArgs args, CornerTiling ct, int64_t cols_total) {
+  extern __shared__ uint4 smem_raw[];
+  const int64_t t = blockIdx.x;
+  const int64_t row0 = int64_t{ct.tile_row_band[t]} * kTile;
+  const int64_t col0 = int64_t{ct.tile_col_band[t]} * kTile;
+  const Stager<T> sa(static_cast<const T*>(args.a), args.k, args.rows, row0, ct.row_ids);
+  const Stager<T> sb(static_cast<const T*>(args.b), args.k, cols_total, col0, ct.col_ids);
+  const float* cs = tile_product(sa, sb, args.k, smem_raw, [] {});
+  const int64_t lo = ct.entry_start[t], hi = ct.entry_start[t + 1];
+  constexpr int64_t kMask = (int64_t{1} << kCornerPlace) - 1;
+  for (int64_t i0 = lo; i0 < hi; i0 += kUnroll * kThreads) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t i = i0 + u * kThreads + threadIdx.x;
+      if (i < hi) {
+        const int64_t v = __ldg(ct.entries + i);
+        const int place = static_cast<int>(v & kMask);  // local row * 128 + local column
+        store(args, v >> kCornerPlace, cs[place / kTile * kCStride + place % kTile]);
       }
     }
   }
@@ -215,6 +252,16 @@ void launch(const SddmmArgs& args, const DenseTiling& dt, int64_t cols, cudaStre
       <<<static_cast<unsigned>(tiles), kThreads, kSmemBytes, stream>>>(args, dt, cols);
 }
 
+template <typename T>
+void launch_corners(const SddmmArgs& args, const CornerTiling& ct, int64_t cols,
+                    cudaStream_t stream) {
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(sddmm_corner_tile<T>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(kSmemBytes)));
+  sddmm_corner_tile<T>
+      <<<static_cast<unsigned>(ct.tiles), kThreads, kSmemBytes, stream>>>(args, ct, cols);
+}
+
 }  // namespace
 
 int64_t dense_bands(int64_t cols) { return std::max<int64_t>(1, (cols + kTile - 1) / kTile); }
@@ -222,7 +269,7 @@ int64_t dense_bands(int64_t cols) { return std::max<int64_t>(1, (cols + kTile - 
 bool dense_tiles_pay(int64_t rows, int64_t cols, int64_t nnz) {
   if (rows <= 0 || cols <= 0) return false;
   const int64_t tiles = (rows + kTile - 1) / kTile * dense_bands(cols);
-  return static_cast<double>(nnz) / (double(rows) * double(cols)) >= kMinDensity &&
+  return static_cast<double>(nnz) / (double(rows) * double(cols)) >= kMinDenseTileDensity &&
          tiles <= INT32_MAX;
 }
 
@@ -236,6 +283,24 @@ bool launch_sddmm_dense_tiles(const SddmmArgs& args, const DenseTiling& tiling, 
       break;
     case ElemType::BF16:
       launch<__nv_bfloat16>(args, tiling, cols, stream);
+      break;
+    default:
+      return false;
+  }
+  SFAC_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+bool launch_sddmm_corner_tiles(const SddmmArgs& args, const CornerTiling& tiling, int64_t cols,
+                               cudaStream_t stream) {
+  if (args.k % 8 != 0) return false;
+  if (tiling.tiles == 0) return true;
+  switch (args.elem) {
+    case ElemType::F16:
+      launch_corners<__half>(args, tiling, cols, stream);
+      break;
+    case ElemType::BF16:
+      launch_corners<__nv_bfloat16>(args, tiling, cols, stream);
       break;
     default:
       return false;

@@ -16,6 +16,11 @@ namespace sfac::cuda::kernels {
 
 constexpr int64_t kDenseTile = 128;
 
+// Below this density the gather kernels move fewer bytes than a tile's arithmetic costs: the
+// break-even is ~1.2% at peak tensor and L2 rates, and the tiles reach well below peak. The
+// dense pattern measured (4%) and the power-law corners (docs/perf-notes.md) win from K = 256.
+constexpr double kMinDenseTileDensity = 0.02;
+
 struct DenseTiling {
   int64_t bands = 0;                   // column tiles
   const int32_t* seg_start = nullptr;  // (bands + 1) x rows, see build_seg_starts

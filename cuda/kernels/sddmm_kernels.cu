@@ -59,7 +59,7 @@ __global__ void sddmm_nnz_split(SddmmArgs args) {
        e += warps) {
     const float dot = warp_dot(a + int64_t{args.row_of[e]} * args.k,
                                b + int64_t{args.cols[e]} * args.k, args.k, lane);
-    if (lane == 0) store(args, e, dot);
+    if (lane == 0) store(args, args.positions ? args.positions[e] : e, dot);
   }
 }
 
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t ch
       const int my_col = valid ? __ldg(args.cols + e) : 0;
       const int my_row = valid ? __ldg(args.row_of + e) : -1;
       const float result = group_dots<T, G, V, kFull>(a, b, args.k, my_col, my_row, av, cached_row);
-      if (valid) store(args, e, result);
+      if (valid) store(args, args.positions ? __ldg(args.positions + e) : e, result);
     }
   }
 }

@@ -23,6 +23,9 @@ struct SddmmArgs {
   const int32_t* cols;
   const float* s;
   float* p;  // may alias s
+  // Nonzero-split kernels only: when set, nonzero e (cols[e], row_of[e]) is S's and P's
+  // position positions[e] (a subset of the pattern, such as the residual of dense corners).
+  const int64_t* positions;
   int64_t rows;
   int64_t nnz;
   int64_t k;
@@ -32,9 +35,9 @@ struct SddmmArgs {
 
 // Warp per row (a row's A vector stays in L1 across its nonzeros).
 void launch_sddmm_row_split(const SddmmArgs& args, cudaStream_t stream);
-// Nonzero-balanced: sub-warp groups per nonzero with A cached in registers when K fills whole
-// 16-byte vectors (K % 4 == 0 for float32, K % 8 == 0 for 16-bit types) and K <= 256 vectors;
-// otherwise a warp per nonzero.
+// Nonzero-balanced (honours `positions`): sub-warp groups per nonzero with A cached in registers
+// when K fills whole 16-byte vectors (K % 4 == 0 for float32, K % 8 == 0 for 16-bit types) and K <=
+// 256 vectors; otherwise a warp per nonzero.
 void launch_sddmm_nnz_split(const SddmmArgs& args, cudaStream_t stream);
 // row_of[e] = row of nonzero e, from CSR offsets.
 void launch_expand_rows(const int64_t* row_offsets, int64_t rows, int32_t* row_of,
