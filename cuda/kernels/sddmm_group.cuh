@@ -19,6 +19,12 @@ __device__ __forceinline__ void load_slice(const T* row, int slot, int64_t vecs,
   }
 }
 
+// Element offset of row `index` (>= 0) of a K-wide matrix as one 32 x 32 -> 64-bit multiply: both
+// fit 32 bits here (K <= 256 vectors), and the 64 x 64 product costs ~8 instructions per load.
+__device__ __forceinline__ uint64_t row_offset(int index, int64_t k) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(index)) * static_cast<uint32_t>(k);
+}
+
 // The dot products of a warp's 32 nonzeros: lane t holds the column and row of nonzero t (row
 // -1: none, and a valid column such as 0), groups fetch them by shuffle, U steps of B loads are
 // issued before any is used (loads in flight hide L2 latency), and lane t gets nonzero t's dot
@@ -34,7 +40,6 @@ __device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, i
   static_assert(kSteps % U == 0, "U must divide the steps per 32 nonzeros");
   const int lane = threadIdx.x % kWarp;
   const int group = lane / G, slot = lane % G;
-  const unsigned mask = G == kWarp ? 0xffffffffu : (((1u << G) - 1u) << (group * G));
   const int64_t vecs = k / Elem<T>::kPerVec;
   float result = 0.0f;
 #pragma unroll
@@ -46,19 +51,23 @@ __device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, i
       const int j = (s0 + u) * kGroups + group;
       const int col = __shfl_sync(0xffffffffu, my_col, j);
       rows[u] = __shfl_sync(0xffffffffu, my_row, j);
-      load_slice<G, V, kFull>(b + int64_t{col} * k, slot, vecs, bv[u]);
+      load_slice<G, V, kFull>(b + row_offset(col, k), slot, vecs, bv[u]);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (rows[u] != cached_row && rows[u] >= 0) {
-        load_slice<G, V, kFull>(a + int64_t{rows[u]} * k, slot, vecs, av);
+        load_slice<G, V, kFull>(a + row_offset(rows[u], k), slot, vecs, av);
         cached_row = rows[u];
       }
       float acc = 0.0f;
 #pragma unroll
       for (int v = 0; v < V; ++v) acc += Elem<T>::dot(av[v], bv[u][v]);
 #pragma unroll
-      for (int offset = G / 2; offset > 0; offset /= 2) acc += __shfl_xor_sync(mask, acc, offset);
+      // Every lane runs every step, so the full mask is exact, and it spares the match and
+      // vote instructions a computed sub-warp mask costs (xor offsets below G stay in the group).
+      for (int offset = G / 2; offset > 0; offset /= 2) {
+        acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+      }
       // Lane t keeps nonzero t: computed at step t / kGroups by group t % kGroups.
       const float got = __shfl_sync(0xffffffffu, acc, (lane % kGroups) * G);
       if (lane / kGroups == s0 + u) result = got;
