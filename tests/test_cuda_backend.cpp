@@ -571,6 +571,41 @@ TEST(Cuda, SddmmCornerTilesMatchTheReferenceOnPowerLawPatterns) {
   }
 }
 
+// A pattern that is one dense 128 x 128 block at scattered rows and columns of a 1000 x 1000
+// matrix (1.6%: too sparse for the dense grid): the block is one corner tile holding every
+// nonzero, so nothing is left for the residual.
+TEST(Cuda, SddmmCornerTilesWithoutResidual) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 47);
+  Context ctx = make_cuda_context();
+  const int64_t n = 1000, k = 64;
+  std::vector<int32_t> ids(n);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), g);
+  std::vector<int32_t> rows(ids.begin(), ids.begin() + 128), cols(ids.end() - 128, ids.end());
+  std::normal_distribution<float> d;
+  Pattern p{n, n, {}, {}, {}};
+  for (int32_t i : rows) {
+    for (int32_t j : cols) {
+      p.r.push_back(i);
+      p.c.push_back(j);
+      p.v.push_back(d(g));
+    }
+  }
+  Sparse s = upload(ctx.get(), p);
+  const StoredCsr csr = download(s.get());
+  sfac_sddmm_plan* raw_plan = nullptr;
+  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_TILED, &raw_plan));
+  Plan plan(raw_plan);
+  std::vector<float> a(n * k), b(n * k), old(csr.cols.size());
+  for (float& x : a) x = d(g);
+  for (float& x : b) x = d(g);
+  for (float& x : old) x = d(g);
+  const Factors f = upload_factors(ctx.get(), n, n, k, SFAC_DTYPE_BFLOAT16, a, b);
+  expect_every_mode_matches(ctx.get(), s.get(), csr, f.a.get(), f.b.get(), f.stored_a, f.stored_b,
+                            k, old, plan.get());
+}
+
 TEST(Cuda, HalfPrecisionOverflowAndMixedTypesAreRejected) {
   SFAC_REQUIRE_CUDA_DEVICE();
   Context ctx = make_cuda_context();

@@ -263,11 +263,14 @@ typedef enum sfac_sddmm_algorithm {
   SFAC_SDDMM_ALG_ROW_SPLIT = 1, /* work split by rows; A's row reused across the row */
   SFAC_SDDMM_ALG_NNZ_SPLIT = 2, /* work split into equal nonzero ranges; robust to skew */
   SFAC_SDDMM_ALG_TILED = 3      /* (CUDA) column-band tiles with B in shared memory; dense
-                                   tensor-core tiles for 16-bit factors on dense patterns */
+                                   tensor-core tiles for 16-bit factors on dense patterns and
+                                   on the dense corners of power-law patterns */
 } sfac_sddmm_algorithm;
 
 /* Analysis of one sparsity pattern for one K, reusable across sfac_sddmm calls on any matrix
- * that shares the pattern (created from the same handle with sfac_sparse_create_like). */
+ * that shares the pattern (created from the same handle with sfac_sparse_create_like). A plan
+ * may hold device tables as large as the pattern itself (CUDA: up to ~16 bytes per nonzero when
+ * it lists the dense corners of a power-law pattern for 16-bit factors). */
 typedef struct sfac_sddmm_plan sfac_sddmm_plan;
 
 SFAC_API sfac_status sfac_sddmm_plan_create(sfac_context* ctx, const sfac_sparse* pattern,
