@@ -25,11 +25,21 @@ __device__ __forceinline__ uint64_t row_offset(int index, int64_t k) {
   return static_cast<uint64_t>(static_cast<uint32_t>(index)) * static_cast<uint32_t>(k);
 }
 
+// Which of the warp's 32 nonzeros a lane holds the dot product of after group_dots: step s's
+// nonzero in its group (the group computes nonzero s * 32 / G + group at step s, and every lane
+// of the group ends the butterfly with the sum), for s = the lane's slot. Lanes hold a
+// permutation of the 32, so stores by this index still cover 32 consecutive positions.
+template <int G>
+__device__ __forceinline__ int group_result_index(int lane) {
+  return lane % G * (kWarp / G) + lane / G;
+}
+
 // The dot products of a warp's 32 nonzeros: lane t holds the column and row of nonzero t (row
 // -1: none, and a valid column such as 0), groups fetch them by shuffle, U steps of B loads are
-// issued before any is used (loads in flight hide L2 latency), and lane t gets nonzero t's dot
-// product back. Consecutive nonzeros mostly share a row, so a group keeps its slice of A_i in
-// `av` and reloads it only when the row changes (`cached_row`).
+// issued before any is used (loads in flight hide L2 latency), and each lane gets the dot
+// product of nonzero group_result_index<G>(lane) back. Consecutive nonzeros mostly share a row,
+// so a group keeps its slice of A_i in `av` and reloads it only when the row changes
+// (`cached_row`).
 template <typename T, int G, int V, bool kFull>
 __device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, int my_col,
                                             int my_row, uint4 (&av)[V], int& cached_row) {
@@ -68,9 +78,7 @@ __device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, i
       for (int offset = G / 2; offset > 0; offset /= 2) {
         acc += __shfl_xor_sync(0xffffffffu, acc, offset);
       }
-      // Lane t keeps nonzero t: computed at step t / kGroups by group t % kGroups.
-      const float got = __shfl_sync(0xffffffffu, acc, (lane % kGroups) * G);
-      if (lane / kGroups == s0 + u) result = got;
+      if (slot == s0 + u) result = acc;  // no shuffle back to lane t: see group_result_index
     }
   }
   return result;
