@@ -40,7 +40,9 @@ __device__ __forceinline__ int group_result_index(int lane) {
 // product of nonzero group_result_index<G>(lane) back. Consecutive nonzeros mostly share a row,
 // so a group keeps its slice of A_i in `av` and reloads it only when the row changes
 // (`cached_row`).
-template <typename T, int G, int V, bool kFull>
+// kOneRow: all 32 nonzeros lie in row `my_row` (the common case in CSR order): no row shuffles,
+// and A's slice is checked once.
+template <typename T, int G, int V, bool kFull, bool kOneRow>
 __device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, int my_col,
                                             int my_row, uint4 (&av)[V], int& cached_row) {
   constexpr int kGroups = kWarp / G;  // nonzeros per step
@@ -51,6 +53,10 @@ __device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, i
   const int lane = threadIdx.x % kWarp;
   const int group = lane / G, slot = lane % G;
   const int64_t vecs = k / Elem<T>::kPerVec;
+  if (kOneRow && my_row != cached_row) {
+    load_slice<G, V, kFull>(a + row_offset(my_row, k), slot, vecs, av);
+    cached_row = my_row;
+  }
   float result = 0.0f;
 #pragma unroll
   for (int s0 = 0; s0 < kSteps; s0 += U) {
@@ -60,12 +66,12 @@ __device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, i
     for (int u = 0; u < U; ++u) {
       const int j = (s0 + u) * kGroups + group;
       const int col = __shfl_sync(0xffffffffu, my_col, j);
-      rows[u] = __shfl_sync(0xffffffffu, my_row, j);
+      rows[u] = kOneRow ? my_row : __shfl_sync(0xffffffffu, my_row, j);
       load_slice<G, V, kFull>(b + row_offset(col, k), slot, vecs, bv[u]);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      if (rows[u] != cached_row && rows[u] >= 0) {
+      if (!kOneRow && rows[u] != cached_row && rows[u] >= 0) {
         load_slice<G, V, kFull>(a + row_offset(rows[u], k), slot, vecs, av);
         cached_row = rows[u];
       }

@@ -86,7 +86,12 @@ __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t ch
       // Past the end a lane reads column 0 (a valid B row) and row -1 (never computed).
       const int my_col = valid ? __ldg(args.cols + e) : 0;
       const int my_row = valid ? __ldg(args.row_of + e) : -1;
-      const float result = group_dots<T, G, V, kFull>(a, b, args.k, my_col, my_row, av, cached_row);
+      // Lane 0's nonzero always exists; lanes past the end have row -1.
+      const int row0 = __shfl_sync(0xffffffffu, my_row, 0);
+      const float result =
+          __all_sync(0xffffffffu, my_row == row0 || my_row < 0)
+              ? group_dots<T, G, V, kFull, true>(a, b, args.k, my_col, row0, av, cached_row)
+              : group_dots<T, G, V, kFull, false>(a, b, args.k, my_col, my_row, av, cached_row);
       const int64_t mine = base + group_result_index<G>(lane);
       if (mine < end) store(args, args.positions ? __ldg(args.positions + mine) : mine, result);
     }
