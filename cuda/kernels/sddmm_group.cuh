@@ -34,6 +34,26 @@ __device__ __forceinline__ int group_result_index(int lane) {
   return lane % G * (kWarp / G) + lane / G;
 }
 
+// The group's sums of the lanes' partial[s] (s < G), lane `slot` getting step slot's: at each
+// level the lanes whose bit h is set keep the upper half of their values and trade the lower
+// half with the partner lane (xor h), so G - 1 shuffles in all instead of log2(G) per step.
+// Every lane runs every level, so the full mask is exact (xor offsets below G stay in the
+// group) and spares the match and vote instructions a computed sub-warp mask costs.
+template <int G>
+__device__ __forceinline__ float transpose_sum(float (&partial)[G], int slot) {
+#pragma unroll
+  for (int h = G / 2; h > 0; h /= 2) {
+    const bool upper = (slot & h) != 0;
+#pragma unroll
+    for (int i = 0; i < h; ++i) {
+      const float send = upper ? partial[i] : partial[i + h];
+      const float keep = upper ? partial[i + h] : partial[i];
+      partial[i] = keep + __shfl_xor_sync(0xffffffffu, send, h);
+    }
+  }
+  return partial[0];
+}
+
 // The dot products of a warp's 32 nonzeros: lane t holds the column and row of nonzero t (row
 // -1: none, and a valid column such as 0), groups fetch them by shuffle, U steps of B loads are
 // issued before any is used (loads in flight hide L2 latency), and each lane gets the dot
@@ -57,6 +77,13 @@ __device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, i
     load_slice<G, V, kFull>(a + row_offset(my_row, k), slot, vecs, av);
     cached_row = my_row;
   }
+  // Groups of 4 lanes with 2 vectors each (float32 K = 32) keep their shares of every step's
+  // dot product and sum them at the end (transpose_sum): 3-4% faster there on an H100, but
+  // 2 lanes (bfloat16 K = 32) ran 15-25% slower, 4 x 4 and 8 x 4 were mixed within 5%, and a
+  // whole-warp group would keep 32 shares in local memory (docs/perf-notes.md). The others sum
+  // each step with a butterfly.
+  constexpr bool kTranspose = G == 4 && V == 2;
+  float partial[kTranspose ? kSteps : 1];
   float result = 0.0f;
 #pragma unroll
   for (int s0 = 0; s0 < kSteps; s0 += U) {
@@ -78,15 +105,18 @@ __device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, i
       float acc = 0.0f;
 #pragma unroll
       for (int v = 0; v < V; ++v) acc += Elem<T>::dot(av[v], bv[u][v]);
+      if constexpr (kTranspose) {
+        partial[s0 + u] = acc;
+      } else {
 #pragma unroll
-      // Every lane runs every step, so the full mask is exact, and it spares the match and
-      // vote instructions a computed sub-warp mask costs (xor offsets below G stay in the group).
-      for (int offset = G / 2; offset > 0; offset /= 2) {
-        acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+        for (int offset = G / 2; offset > 0; offset /= 2) {
+          acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+        }
+        if (slot == s0 + u) result = acc;  // see group_result_index
       }
-      if (slot == s0 + u) result = acc;  // no shuffle back to lane t: see group_result_index
     }
   }
+  if constexpr (kTranspose) result = transpose_sum<G>(partial, slot);
   return result;
 }
 
