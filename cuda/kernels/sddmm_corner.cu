@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
 
 #include "cuda/cuda_check.h"
+#include "cuda/kernels/device_scan.cuh"
 #include "cuda/kernels/sddmm_corner.cuh"
 
 namespace sfac::cuda::kernels {
@@ -243,17 +243,9 @@ bool build_corner_tables(const int64_t* offsets, const int32_t* cols, const int3
         picked.data(), tiles, grid_cols, counts.data(), sizes.data(), t.tile_row_band.data(),
         t.tile_col_band.data());
     SFAC_CUDA_CHECK_LAUNCH();
-    size_t bytes = 0;
-    SFAC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, sizes.data(), t.entry_start.data(),
-                                                tiles + 1, stream));
-    DeviceBuffer<uint8_t> temp(bytes, stream);
-    SFAC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, sizes.data(),
-                                                t.entry_start.data(), tiles + 1, stream));
+    exclusive_sum(sizes.data(), t.entry_start.data(), tiles + 1, stream);
   }
-  int64_t covered = 0;
-  SFAC_CUDA_TRY(cudaMemcpyAsync(&covered, t.entry_start.data() + tiles, sizeof(int64_t),
-                                cudaMemcpyDeviceToHost, stream));
-  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+  const int64_t covered = read_back(t.entry_start.data() + tiles, stream);
   const double pattern_density = double(nnz) / (double(rows) * double(ncols));
   const double tile_density = double(covered) / (double(tiles) * kBand * kBand);
   if (static_cast<double>(covered) < min_covered * static_cast<double>(nnz) ||

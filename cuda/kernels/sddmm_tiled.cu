@@ -1,11 +1,11 @@
 #include <algorithm>
 #include <climits>
 #include <cub/block/block_scan.cuh>
-#include <cub/device/device_scan.cuh>
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "cuda/kernels/cp_async.cuh"
+#include "cuda/kernels/device_scan.cuh"
 #include "cuda/kernels/sddmm_common.cuh"
 #include "cuda/kernels/sddmm_tiled.cuh"
 
@@ -299,16 +299,8 @@ void build_band_tables(const int64_t* row_offsets, const int32_t* cols, int64_t 
       tables.seg_start.data(), rows, bt.bands, bt.row_block, cells, counts.data());
   SFAC_CUDA_CHECK_LAUNCH();
   tables.cell_first_tile = DeviceBuffer<int32_t>(static_cast<size_t>(cells + 1), stream);
-  size_t temp_bytes = 0;
-  SFAC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.data(),
-                                              tables.cell_first_tile.data(), cells + 1, stream));
-  DeviceBuffer<uint8_t> temp(temp_bytes, stream);
-  SFAC_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, counts.data(),
-                                              tables.cell_first_tile.data(), cells + 1, stream));
-  int32_t total = 0;
-  SFAC_CUDA_TRY(cudaMemcpyAsync(&total, tables.cell_first_tile.data() + cells, sizeof(int32_t),
-                                cudaMemcpyDeviceToHost, stream));
-  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+  exclusive_sum(counts.data(), tables.cell_first_tile.data(), cells + 1, stream);
+  const int32_t total = read_back(tables.cell_first_tile.data() + cells, stream);
   bt.tiles = total;
   tables.tile_cell = DeviceBuffer<int32_t>(static_cast<size_t>(total), stream);
   tile_cell_kernel<<<grid_for_warps(cells), 256, 0, stream>>>(tables.cell_first_tile.data(), cells,
