@@ -394,11 +394,11 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
     // 22.7 vs 24.9; B of 51 MB (float32 K = 128) the nonzero split wins, 6.8 vs 9.4 ms.
     // Dense patterns run 16-bit factors on tensor-core tiles once K amortizes a tile's fixed
     // costs: 2k x 2k at 4%, bfloat16, 23 vs 30 us at K = 512, but 14 vs 12 at K = 128
-    // (docs/perf-notes.md). Sparser patterns may still have dense corners (power laws).
-    // Dense corners of power-law patterns (tiles at least 3% dense once rows and columns are
-    // ranked by degree) pay from the same K: Netflix shape, bfloat16, K = 512 14.3 -> 10.7 ms
-    // (10.9 from 2%), but K = 128 3.5 -> 3.8-4.0 ms (a tile's fixed costs), and not on the
-    // Yahoo shape, whose dense tiles hold only ~10% of its nonzeros.
+    // (docs/perf-notes.md). Sparser power-law patterns may still have dense corners (tiles at
+    // least 3% dense once rows and columns are ranked by degree), which pay from the same K:
+    // Netflix shape, bfloat16, K = 512 14.3 -> 10.7 ms (10.9 from 2%), but K = 128 3.5 -> 3.8-4.0
+    // ms (a tile's fixed costs), and not on the Yahoo shape, whose dense tiles hold only ~10% of
+    // its nonzeros.
     min_b_bytes = 3 * l2_bytes_ / 2;
     min_dense_k = 256;
     corner_density = k >= min_dense_k ? 0.03 : 0.0;

@@ -66,9 +66,8 @@ __global__ void sddmm_nnz_split(SddmmArgs args) {
 // Warps walk chunks of consecutive nonzeros (CSR order, row of each nonzero from row_of), 32 at
 // a time: lane t loads column and row of nonzero t in one coalesced access, the group step
 // computes the 32 dot products, and the lanes store them (a permutation of the 32 positions, so
-// still one coalesced store). Measured
-// 10-30% faster than one nonzero per group step with per-nonzero index loads
-// (docs/perf-notes.md).
+// still one coalesced store). Measured 10-30% faster than one nonzero per group step with
+// per-nonzero index loads (docs/perf-notes.md).
 template <typename T, int G, int V, bool kFull>
 __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t chunk) {
   const int lane = threadIdx.x % kWarp;
