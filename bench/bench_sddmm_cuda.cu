@@ -1,7 +1,9 @@
 // SDDMM on the GPU: libsparsefac (public API, CUDA backend) against cusparseSDDMM on the same
 // device data, in one process. Pattern-only semantics for both (P = A B^T at the nonzeros of S),
 // as cuSPARSE computes it. Prints time, GFLOP/s, the ratio to cuSPARSE and the fraction of the
-// memory floor (12 nnz + 4 K (M + N)) bytes / measured device copy bandwidth.
+// memory floor (12 nnz + 4 K (M + N)) bytes / measured device copy bandwidth. Both libraries
+// queue on one stream (sfac_context_set_stream, cusparseSetStream); times are the median over
+// --reps of a batch of 5 calls between two CUDA events, divided by 5.
 //
 //   bench_sddmm_cuda [--cases ml20m,netflix,...] [--k 32,128,512] [--reps 10]
 //                    [--alg auto|nnz|row|tiled]
@@ -161,16 +163,27 @@ double copy_bandwidth() {
   return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);  // read + write
 }
 
+// Median over `reps` of a batch's time on `stream` between two CUDA events (after a warm-up
+// batch): the device's timeline, including any gap the host leaves between launches.
 template <typename F>
-double median_ms(int reps, F&& batch) {
+double median_ms(int reps, cudaStream_t stream, F&& batch) {
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  batch();
+  CHECK_CUDA(cudaStreamSynchronize(stream));
   std::vector<double> t;
-  batch();  // warm-up
   for (int i = 0; i < reps; ++i) {
-    const auto s = std::chrono::steady_clock::now();
+    CHECK_CUDA(cudaEventRecord(e0, stream));
     batch();
-    t.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+    CHECK_CUDA(cudaEventRecord(e1, stream));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms);
   }
+  CHECK_CUDA(cudaEventDestroy(e0));
+  CHECK_CUDA(cudaEventDestroy(e1));
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
@@ -213,6 +226,11 @@ int main(int argc, char** argv) {
   CHECK_SFAC(sfac_context_create(SFAC_BACKEND_CUDA, 0, 0, 1, &ctx));
   cusparseHandle_t handle;
   CHECK_SPARSE(cusparseCreate(&handle));
+  // Both libraries queue their work on one stream, timed with events on it.
+  cudaStream_t stream = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CHECK_SFAC(sfac_context_set_stream(ctx, stream));
+  CHECK_SPARSE(cusparseSetStream(handle, stream));
   std::vector<double> speedups, bf16_speedups;
   for (const std::string& name : split(cases)) {
     const Case* cs = nullptr;
@@ -260,13 +278,12 @@ int main(int argc, char** argv) {
       CHECK_SFAC(sfac_sddmm_plan_get_algorithm(plan, &alg));
       const int inner = 5;
       auto time_ours = [&](sfac_dense* x, sfac_dense* y) {
-        return median_ms(reps,
+        return median_ms(reps, stream,
                          [&] {
                            for (int i = 0; i < inner; ++i) {
                              CHECK_SFAC(
                                  sfac_sddmm(ctx, SFAC_SDDMM_PATTERN, 1.0f, x, y, s, 0.0f, p, plan));
                            }
-                           CHECK_SFAC(sfac_context_synchronize(ctx));
                          }) /
                inner;
       };
@@ -302,7 +319,7 @@ int main(int argc, char** argv) {
       CHECK_SPARSE(cusparseSDDMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                             CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb, &zero,
                                             mc, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, buffer));
-      const double theirs = median_ms(reps,
+      const double theirs = median_ms(reps, stream,
                                       [&] {
                                         for (int i = 0; i < inner; ++i) {
                                           CHECK_SPARSE(cusparseSDDMM(
@@ -310,13 +327,13 @@ int main(int argc, char** argv) {
                                               CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb, &zero,
                                               mc, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, buffer));
                                         }
-                                        CHECK_CUDA(cudaDeviceSynchronize());
                                       }) /
                             inner;
 
       // Same answer: compare a sample of values.
       std::vector<float> ours_v(nnz), theirs_v(nnz);
       CHECK_SFAC(sfac_sparse_download_csr(p, nullptr, nullptr, ours_v.data()));
+      CHECK_CUDA(cudaStreamSynchronize(stream));  // a non-blocking stream: cudaMemcpy won't wait
       CHECK_CUDA(cudaMemcpy(theirs_v.data(), d_val, nnz * 4, cudaMemcpyDeviceToHost));
       double worst = 0.0;
       for (int64_t e = 0; e < nnz; e += std::max<int64_t>(1, nnz / 100000)) {
@@ -364,5 +381,6 @@ int main(int argc, char** argv) {
   summary("bfloat16", bf16_speedups);
   cusparseDestroy(handle);
   sfac_context_destroy(ctx);
+  CHECK_CUDA(cudaStreamDestroy(stream));
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -34,9 +35,11 @@ struct CudaPattern {
       DeviceBuffer<int32_t> r(static_cast<size_t>(nnz), stream);
       kernels::launch_expand_rows(offsets.data(), rows, r.data(), stream);
       row_of_ = std::move(r);
+      rows_built_.store(true, std::memory_order_release);
     });
     return row_of_.data();
   }
+  bool rows_built() const { return rows_built_.load(std::memory_order_acquire); }
 
   struct Csc {
     DeviceBuffer<int64_t> offsets;
@@ -58,6 +61,7 @@ struct CudaPattern {
 
  private:
   mutable std::once_flag row_of_once_, csc_once_;
+  mutable std::atomic<bool> rows_built_{false};
   mutable DeviceBuffer<int32_t> row_of_;
   mutable Csc csc_;
 };
@@ -86,8 +90,11 @@ class CudaSparseMatrix final : public SparseMatrix {
     return a_off == b_off && a_idx == b_idx;
   }
 
+  ~CudaSparseMatrix() override { cuda_backend().own_waits_for_current_noexcept(); }
+
   void download_csr(int64_t* offsets, int32_t* col_indices, float* values) const override {
     DeviceGuard guard(backend().device());
+    OwnStreamWork order(cuda_backend());
     if (offsets) pattern_->offsets.download(offsets, rows() + 1);
     if (col_indices) pattern_->indices.download(col_indices, nnz());
     if (values) values_.download(values, nnz());
@@ -95,6 +102,7 @@ class CudaSparseMatrix final : public SparseMatrix {
 
   void download_coo(int32_t* row_indices, int32_t* col_indices, float* values) const override {
     DeviceGuard guard(backend().device());
+    OwnStreamWork order(cuda_backend());
     if (row_indices) {
       const int32_t* row_of = pattern_->rows_of_nonzeros(stream());
       SFAC_CUDA_TRY(cudaMemcpyAsync(row_indices, row_of, nnz() * sizeof(int32_t),
@@ -106,6 +114,7 @@ class CudaSparseMatrix final : public SparseMatrix {
 
   void download_csc(int64_t* offsets, int32_t* row_indices, float* values) const override {
     DeviceGuard guard(backend().device());
+    OwnStreamWork order(cuda_backend());
     const CudaPattern::Csc& csc = pattern_->csc(stream());
     if (offsets) csc.offsets.download(offsets, cols() + 1);
     if (row_indices) csc.indices.download(row_indices, nnz());
@@ -118,11 +127,13 @@ class CudaSparseMatrix final : public SparseMatrix {
 
   void set_values(const float* values) override {
     DeviceGuard guard(backend().device());
+    OwnStreamWork order(cuda_backend());
     values_.upload(values, nnz());
   }
 
   std::unique_ptr<SparseMatrix> create_like(const float* values) const override {
     DeviceGuard guard(backend().device());
+    OwnStreamWork order(cuda_backend());
     DeviceBuffer<float> v(static_cast<size_t>(nnz()), stream());
     if (values) {
       v.upload(values, nnz());
@@ -134,7 +145,9 @@ class CudaSparseMatrix final : public SparseMatrix {
   }
 
  private:
-  cudaStream_t stream() const { return static_cast<CudaBackend&>(backend()).stream(); }
+  const CudaBackend& cuda_backend() const { return static_cast<const CudaBackend&>(backend()); }
+  // The matrix's own work (transfers, conversions) runs on the backend's own stream.
+  cudaStream_t stream() const { return cuda_backend().own_stream(); }
 
   std::shared_ptr<const CudaPattern> pattern_;
   DeviceBuffer<float> values_;
@@ -166,6 +179,8 @@ class CudaDenseMatrix final : public DenseMatrix {
       : DenseMatrix(std::move(backend), rows, cols, dtype),
         bytes_(static_cast<size_t>(rows * cols) * element_size(dtype), stream) {}
 
+  ~CudaDenseMatrix() override { cuda_backend().own_waits_for_current_noexcept(); }
+
   static size_t element_size(sfac_dtype dtype) { return dtype == SFAC_DTYPE_FLOAT32 ? 4 : 2; }
 
   const void* data() const { return bytes_.data(); }
@@ -173,6 +188,7 @@ class CudaDenseMatrix final : public DenseMatrix {
 
   void upload(const float* data) override {
     DeviceGuard guard(backend().device());
+    OwnStreamWork order(cuda_backend());
     const int64_t n = rows() * cols();
     if (dtype() == SFAC_DTYPE_FLOAT32) {
       bytes_.upload(reinterpret_cast<const uint8_t*>(data), n * sizeof(float));
@@ -186,11 +202,12 @@ class CudaDenseMatrix final : public DenseMatrix {
                    dtype() == SFAC_DTYPE_FLOAT16 ? "float16" : "bfloat16");
     }
     bytes_.upload(reinterpret_cast<const uint8_t*>(half.data()), n * sizeof(uint16_t));
-    SFAC_CUDA_TRY(cudaStreamSynchronize(static_cast<CudaBackend&>(backend()).stream()));
+    SFAC_CUDA_TRY(cudaStreamSynchronize(cuda_backend().own_stream()));
   }
 
   void download(float* data) const override {
     DeviceGuard guard(backend().device());
+    OwnStreamWork order(cuda_backend());
     const int64_t n = rows() * cols();
     if (dtype() == SFAC_DTYPE_FLOAT32) {
       bytes_.download(reinterpret_cast<uint8_t*>(data), n * sizeof(float));
@@ -202,6 +219,8 @@ class CudaDenseMatrix final : public DenseMatrix {
   }
 
  private:
+  const CudaBackend& cuda_backend() const { return static_cast<const CudaBackend&>(backend()); }
+
   DeviceBuffer<uint8_t> bytes_;
 };
 
@@ -246,6 +265,10 @@ class CudaTiledPlan final : public SddmmPlan {
           corner_tables_, stream);
     }
   }
+  ~CudaTiledPlan() override {
+    static_cast<const CudaBackend&>(*backend_).own_waits_for_current_noexcept();
+  }
+
   bool has_corners() const { return has_corners_; }
 
   // Null when the band tiles do not serve factors of this element type.
@@ -330,7 +353,9 @@ CudaBackend::CudaBackend(int device, int num_threads)
   SFAC_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
   name_ = prop.name;
   l2_bytes_ = prop.l2CacheSize;
-  SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
+  stream_ = own_stream_;
+  SFAC_CUDA_TRY(cudaEventCreateWithFlags(&order_event_, cudaEventDisableTiming));
   // Keep freed blocks in the pool: training loops then reuse memory without cudaMalloc.
   cudaMemPool_t pool = nullptr;
   SFAC_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
@@ -342,9 +367,46 @@ CudaBackend::~CudaBackend() {
   int previous = -1;
   (void)cudaGetDevice(&previous);
   (void)cudaSetDevice(device_);
-  (void)cudaStreamSynchronize(stream_);
-  (void)cudaStreamDestroy(stream_);
+  if (stream_ != own_stream_) (void)cudaStreamSynchronize(stream_);
+  (void)cudaStreamSynchronize(own_stream_);
+  (void)cudaEventDestroy(order_event_);
+  (void)cudaStreamDestroy(own_stream_);
   (void)cudaSetDevice(previous);
+}
+
+void CudaBackend::own_waits_for_current() const {
+  if (stream_ == own_stream_) return;
+  SFAC_CUDA_TRY(cudaEventRecord(order_event_, stream_));
+  SFAC_CUDA_TRY(cudaStreamWaitEvent(own_stream_, order_event_, 0));
+}
+
+void CudaBackend::own_waits_for_current_noexcept() const noexcept {
+  if (stream_ == own_stream_) return;
+  (void)cudaEventRecord(order_event_, stream_);
+  (void)cudaStreamWaitEvent(own_stream_, order_event_, 0);
+}
+
+void CudaBackend::current_waits_for_own() const noexcept {
+  if (stream_ == own_stream_) return;
+  (void)cudaEventRecord(order_event_, own_stream_);
+  (void)cudaStreamWaitEvent(stream_, order_event_, 0);
+}
+
+void CudaBackend::set_stream(void* stream) {
+  DeviceGuard guard(device_);
+  const cudaStream_t next = stream ? static_cast<cudaStream_t>(stream) : own_stream_;
+  if (next == stream_) return;
+  if (next != own_stream_) {
+    int device = -1;
+    SFAC_REQUIRE(cudaStreamGetDevice(next, &device) == cudaSuccess, SFAC_ERR_INVALID_ARGUMENT,
+                 "stream is not a valid CUDA stream");
+    SFAC_REQUIRE(device == device_, SFAC_ERR_INVALID_ARGUMENT, "stream belongs to CUDA device ",
+                 device, " but the context uses device ", device_);
+  }
+  // Whatever the context queued on the previous stream runs before anything on the next one.
+  SFAC_CUDA_TRY(cudaEventRecord(order_event_, stream_));
+  SFAC_CUDA_TRY(cudaStreamWaitEvent(next, order_event_, 0));
+  stream_ = next;
 }
 
 std::unique_ptr<SparseMatrix> CudaBackend::make_sparse(HostCsr csr) {
@@ -353,14 +415,14 @@ std::unique_ptr<SparseMatrix> CudaBackend::make_sparse(HostCsr csr) {
   pattern->rows = csr.rows;
   pattern->cols = csr.cols;
   pattern->nnz = csr.nnz();
-  pattern->offsets = DeviceBuffer<int64_t>(csr.offsets.size(), stream_);
+  pattern->offsets = DeviceBuffer<int64_t>(csr.offsets.size(), own_stream_);
   pattern->offsets.upload(csr.offsets.data(), csr.offsets.size());
-  pattern->indices = DeviceBuffer<int32_t>(csr.indices.size(), stream_);
+  pattern->indices = DeviceBuffer<int32_t>(csr.indices.size(), own_stream_);
   pattern->indices.upload(csr.indices.data(), csr.indices.size());
-  DeviceBuffer<float> values(csr.values.size(), stream_);
+  DeviceBuffer<float> values(csr.values.size(), own_stream_);
   values.upload(csr.values.data(), csr.values.size());
   // The host vectors die at return: the copies must have left them.
-  SFAC_CUDA_TRY(cudaStreamSynchronize(stream_));
+  SFAC_CUDA_TRY(cudaStreamSynchronize(own_stream_));
   return std::make_unique<CudaSparseMatrix>(shared_from_this(), std::move(pattern),
                                             std::move(values));
 }
@@ -368,13 +430,14 @@ std::unique_ptr<SparseMatrix> CudaBackend::make_sparse(HostCsr csr) {
 std::unique_ptr<DenseMatrix> CudaBackend::make_dense(int64_t rows, int64_t cols, sfac_dtype dtype,
                                                      const float* data) {
   DeviceGuard guard(device_);
-  auto m = std::make_unique<CudaDenseMatrix>(shared_from_this(), rows, cols, dtype, stream_);
+  OwnStreamWork order(*this);
+  auto m = std::make_unique<CudaDenseMatrix>(shared_from_this(), rows, cols, dtype, own_stream_);
   if (data) {
     m->upload(data);
   } else if (rows * cols > 0) {
     // All-zero bits are 0.0 in float32, float16 and bfloat16 alike.
-    SFAC_CUDA_TRY(
-        cudaMemsetAsync(m->data(), 0, rows * cols * CudaDenseMatrix::element_size(dtype), stream_));
+    SFAC_CUDA_TRY(cudaMemsetAsync(m->data(), 0, rows * cols * CudaDenseMatrix::element_size(dtype),
+                                  own_stream_));
   }
   return m;
 }
@@ -383,6 +446,7 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
                                                         sfac_sddmm_algorithm algorithm) {
   const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
   DeviceGuard guard(device_);
+  OwnStreamWork order(*this);  // the plan's tables are built on (and owned by) the own stream
   int64_t min_b_bytes = -1, min_dense_k = 0;  // explicit TILED: every tile kernel, any K
   bool bands = true, dense = true;
   double corner_density = kernels::kMinDenseTileDensity;
@@ -408,23 +472,23 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
     dense = k >= min_dense_k && kernels::dense_tiles_pay(s.rows(), s.cols(), s.nnz());
     if (!bands && !dense) {
       // Whether the pattern has dense corners is known once their tables are built.
-      auto plan =
-          std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k, false,
-                                          false, min_b_bytes, min_dense_k, corner_density, stream_);
+      auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(),
+                                                  k, false, false, min_b_bytes, min_dense_k,
+                                                  corner_density, own_stream_);
       if (plan->has_corners()) return plan;
     }
     algorithm = bands || dense ? SFAC_SDDMM_ALG_TILED : SFAC_SDDMM_ALG_NNZ_SPLIT;
   }
   if (algorithm == SFAC_SDDMM_ALG_TILED) {
-    auto plan =
-        std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k, bands,
-                                        dense, min_b_bytes, min_dense_k, corner_density, stream_);
+    auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k,
+                                                bands, dense, min_b_bytes, min_dense_k,
+                                                corner_density, own_stream_);
     // Calls the tiles do not serve run the nonzero split, which needs each nonzero's row.
     if (!plan->bands(kernels::ElemType::F32) || !plan->bands(kernels::ElemType::BF16))
-      s.pattern().rows_of_nonzeros(stream_);
+      s.pattern().rows_of_nonzeros(own_stream_);
     return plan;
   }
-  if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(stream_);
+  if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(own_stream_);
   return std::make_unique<SddmmPlan>(pattern.pattern_id(), k, algorithm);
 }
 
@@ -472,7 +536,12 @@ void CudaBackend::sddmm(const SddmmCall& call) {
   } else {
     // NNZ_SPLIT, and TILED calls no tile kernel serves (pattern too sparse, K not whole
     // 16-byte vectors, factors of another element type).
-    args.row_of = s.pattern().rows_of_nonzeros(stream_);
+    if (s.pattern().rows_built()) {
+      args.row_of = s.pattern().rows_of_nonzeros(stream_);
+    } else {
+      OwnStreamWork order(*this);  // built once, owned by the pattern
+      args.row_of = s.pattern().rows_of_nonzeros(own_stream_);
+    }
     kernels::launch_sddmm_nnz_split(args, stream_);
   }
 }
@@ -487,6 +556,7 @@ std::unique_ptr<Trainer> CudaBackend::make_trainer(const SparseMatrix&, const Tr
 void CudaBackend::synchronize() {
   DeviceGuard guard(device_);
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream_));
+  if (stream_ != own_stream_) SFAC_CUDA_TRY(cudaStreamSynchronize(own_stream_));
 }
 
 }  // namespace sfac::cuda

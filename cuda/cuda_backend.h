@@ -32,7 +32,16 @@ class CudaBackend final : public Backend {
   int device() const override { return device_; }
   const std::string& device_name() const override { return name_; }
   int num_threads() const override { return num_threads_; }
+  // The stream device work is queued on: the caller's (set_stream) or the backend's own.
   cudaStream_t stream() const { return stream_; }
+  // Objects' memory is allocated and freed on the backend's own stream, which lives as long as
+  // any of them, never on a caller's stream (the caller may destroy it once it is replaced).
+  cudaStream_t own_stream() const { return own_stream_; }
+  // Orders work: everything queued so far on the current stream before what is queued next on
+  // the own stream, and the reverse. No-ops while the current stream is the own one.
+  void own_waits_for_current() const;
+  void current_waits_for_own() const noexcept;  // best effort: for destructors
+  void own_waits_for_current_noexcept() const noexcept;
 
   std::unique_ptr<SparseMatrix> make_sparse(HostCsr csr) override;
   std::unique_ptr<DenseMatrix> make_dense(int64_t rows, int64_t cols, sfac_dtype dtype,
@@ -43,13 +52,32 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Trainer> make_trainer(const SparseMatrix& ratings, const TrainOptions& options,
                                         uint64_t seed) override;
   void synchronize() override;
+  void set_stream(void* stream) override;
+  void* stream_handle() const override { return stream_; }
 
  private:
   int device_;
   int64_t l2_bytes_ = 0;
   int num_threads_;
   std::string name_;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t own_stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;  // own_stream_ or the caller's
+  cudaEvent_t order_event_ = nullptr;
+};
+
+// Work queued on the backend's own stream within a scope, ordered after the work already on
+// the current stream and before anything queued on it later.
+class OwnStreamWork {
+ public:
+  explicit OwnStreamWork(const CudaBackend& backend) : backend_(backend) {
+    backend_.own_waits_for_current();
+  }
+  ~OwnStreamWork() { backend_.current_waits_for_own(); }
+  OwnStreamWork(const OwnStreamWork&) = delete;
+  OwnStreamWork& operator=(const OwnStreamWork&) = delete;
+
+ private:
+  const CudaBackend& backend_;
 };
 
 }  // namespace sfac::cuda

@@ -40,6 +40,7 @@ int main(void) {
   const char* info = NULL;
   int threads = 0;
   uint64_t seed = 0;
+  void* stream = &seed;
   sfac_status st;
 
   printf("sparsefac %s (header %s)\n", sfac_version_string(), SFAC_VERSION_STRING);
@@ -62,6 +63,8 @@ int main(void) {
   EXPECT(sfac_context_get_backend(ctx, &backend) == SFAC_OK && backend == SFAC_BACKEND_CPU);
   EXPECT(sfac_context_get_num_threads(ctx, &threads) == SFAC_OK && threads == 1);
   EXPECT(sfac_context_get_seed(ctx, &seed) == SFAC_OK && seed == 7);
+  EXPECT(sfac_context_get_stream(ctx, &stream) == SFAC_OK && stream == NULL);
+  EXPECT(sfac_context_set_stream(ctx, NULL) == SFAC_OK);
   EXPECT(sfac_context_destroy(ctx) == SFAC_OK);
 
   /* A failing call: status, per-thread message, no output written. */

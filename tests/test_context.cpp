@@ -39,6 +39,20 @@ TEST(Context, CpuContextReportsItsSettings) {
   SFAC_EXPECT_STATUS(SFAC_OK, sfac_context_synchronize(ctx.get()));
 }
 
+TEST(Context, CpuContextsHaveNoStreams) {
+  Context ctx = make_cpu_context(1);
+  void* stream = &stream;  // anything non-null
+  SFAC_ASSERT_OK(sfac_context_get_stream(ctx.get(), &stream));
+  EXPECT_EQ(stream, nullptr);
+  SFAC_EXPECT_STATUS(SFAC_OK, sfac_context_set_stream(ctx.get(), nullptr));
+  int dummy = 0;
+  SFAC_EXPECT_STATUS(SFAC_ERR_UNSUPPORTED, sfac_context_set_stream(ctx.get(), &dummy));
+  EXPECT_NE(std::string(sfac_last_error()).find("no device streams"), std::string::npos)
+      << sfac_last_error();
+  SFAC_EXPECT_STATUS(SFAC_ERR_INVALID_ARGUMENT, sfac_context_get_stream(ctx.get(), nullptr));
+  SFAC_EXPECT_STATUS(SFAC_ERR_INVALID_HANDLE, sfac_context_set_stream(nullptr, nullptr));
+}
+
 TEST(Context, ZeroThreadsMeansAllCores) {
   Context ctx = make_cpu_context(0);
   int threads = 0;

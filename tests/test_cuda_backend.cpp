@@ -9,6 +9,10 @@
 
 #include "sfac_test.h"
 
+#ifdef SFAC_TEST_CUDART
+#include <cuda_runtime.h>
+#endif
+
 using namespace sfac_test;
 
 namespace {
@@ -605,6 +609,84 @@ TEST(Cuda, SddmmCornerTilesWithoutResidual) {
   expect_every_mode_matches(ctx.get(), s.get(), csr, f.a.get(), f.b.get(), f.stored_a, f.stored_b,
                             k, old, plan.get());
 }
+
+#ifdef SFAC_TEST_CUDART
+// A caller's stream: sfac_sddmm is queued on it (captured into a CUDA graph, so a kernel queued
+// anywhere else would leave P poisoned), objects made and destroyed while it is set stay
+// ordered with it, and NULL restores the context's own stream.
+TEST(Cuda, SddmmRunsOnTheCallersStream) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 59);
+  Context ctx = make_cuda_context();
+  void* own = nullptr;
+  SFAC_ASSERT_OK(sfac_context_get_stream(ctx.get(), &own));
+  ASSERT_NE(own, nullptr);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  SFAC_ASSERT_OK(sfac_context_set_stream(ctx.get(), stream));
+  void* current = nullptr;
+  SFAC_ASSERT_OK(sfac_context_get_stream(ctx.get(), &current));
+  EXPECT_EQ(current, static_cast<void*>(stream));
+
+  const Pattern p = make_pattern(300, 200, 6000, false, g);
+  Sparse s = upload(ctx.get(), p);
+  const StoredCsr csr = download(s.get());
+  const int64_t nnz = static_cast<int64_t>(csr.cols.size()), k = 32;
+  std::normal_distribution<float> d;
+  std::vector<float> a(p.rows * k), b(p.cols * k);
+  for (float& x : a) x = d(g);
+  for (float& x : b) x = d(g);
+  Dense da = dense(ctx.get(), p.rows, k, a), db = dense(ctx.get(), p.cols, k, b);
+  sfac_sddmm_plan* raw_plan = nullptr;
+  SFAC_ASSERT_OK(
+      sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_NNZ_SPLIT, &raw_plan));
+  Plan plan(raw_plan);
+  const std::vector<float> poison(nnz, 1e30f);
+  sfac_sparse* raw_p = nullptr;
+  SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), poison.data(), &raw_p));
+  Sparse out(raw_p);
+
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  const sfac_status status = sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, da.get(), db.get(),
+                                        s.get(), 0.0f, out.get(), plan.get());
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  ASSERT_EQ(status, SFAC_OK) << sfac_last_error();
+  // Captured, not run: P is still poisoned.
+  EXPECT_EQ(values_of(out.get())[0], 1e30f);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  const std::vector<float> got = values_of(out.get());  // ordered after the stream's work
+  for (int64_t i = 0; i < p.rows; ++i) {
+    for (int64_t e = csr.off[i]; e < csr.off[i + 1]; ++e) {
+      const Dot ref = reference_dot(a, b, i, csr.cols[e], k);
+      ASSERT_NEAR(got[e], ref.value, 1e-5 * ref.magnitude + 1e-6) << "e=" << e;
+    }
+  }
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+
+  // Objects made, used and destroyed while the stream is set (their memory is freed after the
+  // stream's work), then the own stream again, the caller's stream destroyed.
+  {
+    sfac_sparse* raw_q = nullptr;
+    SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), nullptr, &raw_q));
+    Sparse q(raw_q);
+    SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 2.0f, da.get(), db.get(), s.get(),
+                              0.0f, q.get(), nullptr));
+  }
+  SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, -1.0f, da.get(), db.get(), s.get(), 0.0f,
+                            out.get(), plan.get()));
+  SFAC_ASSERT_OK(sfac_context_set_stream(ctx.get(), nullptr));
+  SFAC_ASSERT_OK(sfac_context_get_stream(ctx.get(), &current));
+  EXPECT_EQ(current, own);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  const std::vector<float> negated = values_of(out.get());
+  for (int64_t e = 0; e < nnz; ++e) ASSERT_EQ(negated[e], -got[e]) << "e=" << e;
+  SFAC_ASSERT_OK(sfac_context_synchronize(ctx.get()));
+}
+#endif
 
 TEST(Cuda, HalfPrecisionOverflowAndMixedTypesAreRejected) {
   SFAC_REQUIRE_CUDA_DEVICE();

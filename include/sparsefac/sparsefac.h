@@ -121,6 +121,18 @@ SFAC_API sfac_status sfac_context_get_num_threads(const sfac_context* ctx, int* 
 SFAC_API sfac_status sfac_context_get_seed(const sfac_context* ctx, uint64_t* out);
 /* Waits for all work queued on the context; reports asynchronous device faults. */
 SFAC_API sfac_status sfac_context_synchronize(sfac_context* ctx);
+/* CUDA contexts: queue the context's device work (sfac_sddmm and the like) on `stream`, a
+ * cudaStream_t of the context's device passed as void*, so that it is ordered with the caller's
+ * own work on that stream (NULL: the context's own stream again, the default). Work the context
+ * queued on the previous stream runs before anything it queues on the new one; uploads,
+ * downloads, plan creation and destroying objects stay ordered with the current stream (their
+ * memory belongs to the context's own stream). The stream must stay valid until it is replaced
+ * or the context and its objects are destroyed. Not thread-safe against other calls on the same
+ * context. CPU contexts accept only NULL (SFAC_ERR_UNSUPPORTED otherwise). */
+SFAC_API sfac_status sfac_context_set_stream(sfac_context* ctx, void* stream);
+/* The stream the context's device work is queued on (its own stream unless set); NULL for CPU
+ * contexts. Recording an event on it after a call marks the call's completion. */
+SFAC_API sfac_status sfac_context_get_stream(const sfac_context* ctx, void** out);
 
 /* Number of usable CUDA devices: 0 when built without CUDA or when no driver is present. */
 SFAC_API sfac_status sfac_cuda_device_count(int* out);

@@ -62,6 +62,20 @@ sfac_status sfac_context_synchronize(sfac_context* ctx) {
   SFAC_API_END
 }
 
+sfac_status sfac_context_set_stream(sfac_context* ctx, void* stream) {
+  SFAC_API_BEGIN
+  checked(ctx, "ctx").impl.backend->set_stream(stream);
+  SFAC_API_END
+}
+
+sfac_status sfac_context_get_stream(const sfac_context* ctx, void** out) {
+  SFAC_API_BEGIN
+  const auto& c = checked(ctx, "ctx");
+  require_pointer(out, "out");
+  *out = c.impl.backend->stream_handle();
+  SFAC_API_END
+}
+
 sfac_status sfac_cuda_device_count(int* out) {
   SFAC_API_BEGIN
   require_pointer(out, "out");

@@ -130,6 +130,11 @@ class Backend : public std::enable_shared_from_this<Backend> {
                                                 const TrainOptions& options, uint64_t seed) = 0;
 
   virtual void synchronize() = 0;
+
+  // The device stream the backend's work is queued on (a cudaStream_t), null for host backends.
+  // set_stream(null) restores the backend's own stream; host backends accept only null.
+  virtual void set_stream(void* stream);
+  virtual void* stream_handle() const { return nullptr; }
 };
 
 // Creates the backend for a context; AUTO resolves to CUDA when available, else CPU.
