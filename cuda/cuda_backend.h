@@ -44,6 +44,11 @@ class CudaBackend final : public Backend {
   void own_waits_for_current_noexcept() const noexcept;
 
   std::unique_ptr<SparseMatrix> make_sparse(HostCsr csr) override;
+  std::unique_ptr<SparseMatrix> make_sparse_from_coo(int64_t rows, int64_t cols, int64_t nnz,
+                                                     const int32_t* row_indices,
+                                                     const int32_t* col_indices,
+                                                     const float* values,
+                                                     DuplicatePolicy duplicates) override;
   std::unique_ptr<DenseMatrix> make_dense(int64_t rows, int64_t cols, sfac_dtype dtype,
                                           const float* data) override;
   std::unique_ptr<SddmmPlan> make_sddmm_plan(const SparseMatrix& pattern, int64_t k,

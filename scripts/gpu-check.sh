@@ -31,7 +31,7 @@ run() {
   local gtest_rc=$?
   grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$out/gtest.log" | tail -40
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$tests" \
-    --gtest_filter='Cuda.S*' >"$out/memcheck.log" 2>&1
+    --gtest_filter='Cuda.S*:Cuda.Coo*' >"$out/memcheck.log" 2>&1
   local memcheck_rc=$?
   compute-sanitizer --tool racecheck --error-exitcode 9 "$tests" \
     --gtest_filter='Cuda.SddmmInPlace*:Cuda.SparseAndDense*:Cuda.SddmmTiled*:Cuda.SddmmDense*:Cuda.SddmmCorner*' >"$out/racecheck.log" 2>&1

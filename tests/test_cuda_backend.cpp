@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -687,6 +688,94 @@ TEST(Cuda, SddmmRunsOnTheCallersStream) {
   SFAC_ASSERT_OK(sfac_context_synchronize(ctx.get()));
 }
 #endif
+
+// COO and CSC input is sorted and deduplicated on the device for CUDA contexts: the CSR must
+// be bit for bit the host's (duplicates summed in input order, runs of up to 5 with values of
+// mixed magnitude so another summation order would show), with the same duplicate message.
+TEST(Cuda, CooAndCscInputBuildTheSameCsrAsTheHost) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 61);
+  Context gpu = make_cuda_context();
+  Context cpu = make_cpu_context(2);
+  const int64_t rows = 700, cols = 500;
+  std::uniform_int_distribution<int32_t> row(0, rows - 1), col(0, cols - 1), copies(1, 5);
+  std::uniform_real_distribution<float> mag(-8.0f, 8.0f);
+  std::vector<int32_t> r, c;
+  std::vector<float> v;
+  for (int n = 0; n < 20000; ++n) {
+    const int32_t i = row(g), j = col(g);
+    if (i == 3) continue;  // an empty row
+    for (int t = copies(g) == 5 ? 5 : 1; t > 0; --t) {
+      r.push_back(i);
+      c.push_back(j);
+      v.push_back(std::ldexp(mag(g), static_cast<int>(mag(g) * 2)));
+    }
+  }
+  // Shuffle, so rows and copies arrive in any order.
+  std::vector<size_t> perm(r.size());
+  std::iota(perm.begin(), perm.end(), size_t{0});
+  std::shuffle(perm.begin(), perm.end(), g);
+  std::vector<int32_t> rs(r.size()), cs(r.size());
+  std::vector<float> vs(r.size());
+  for (size_t e = 0; e < perm.size(); ++e) {
+    rs[e] = r[perm[e]];
+    cs[e] = c[perm[e]];
+    vs[e] = v[perm[e]];
+  }
+  const int64_t nnz = static_cast<int64_t>(rs.size());
+  auto build = [&](sfac_context* ctx, const float* values, uint32_t flags, sfac_sparse** out) {
+    return sfac_sparse_create_coo(ctx, rows, cols, nnz, rs.data(), cs.data(), values, flags, out);
+  };
+  auto same = [&](const sfac_sparse* x, const sfac_sparse* y) {
+    const StoredCsr a = download(x), b = download(y);
+    EXPECT_EQ(a.off, b.off);
+    EXPECT_EQ(a.cols, b.cols);
+    ASSERT_EQ(a.values.size(), b.values.size());
+    for (size_t e = 0; e < a.values.size(); ++e) {
+      ASSERT_EQ(a.values[e], b.values[e]) << "e=" << e;  // bit for bit, not within a tolerance
+    }
+  };
+  for (const float* values :
+       {static_cast<const float*>(vs.data()), static_cast<const float*>(nullptr)}) {
+    sfac_sparse *x = nullptr, *y = nullptr;
+    SFAC_ASSERT_OK(build(gpu.get(), values, SFAC_SPARSE_SUM_DUPLICATES, &x));
+    SFAC_ASSERT_OK(build(cpu.get(), values, SFAC_SPARSE_SUM_DUPLICATES, &y));
+    Sparse sx(x), sy(y);
+    same(sx.get(), sy.get());
+  }
+  // Duplicates under the error policy: same status, same message, no matrix.
+  sfac_sparse* none = nullptr;
+  SFAC_EXPECT_STATUS(SFAC_ERR_DUPLICATE_ENTRY, build(cpu.get(), vs.data(), 0, &none));
+  const std::string host_message = sfac_last_error();
+  SFAC_EXPECT_STATUS(SFAC_ERR_DUPLICATE_ENTRY, build(gpu.get(), vs.data(), 0, &none));
+  EXPECT_EQ(std::string(sfac_last_error()), host_message);
+  EXPECT_EQ(none, nullptr);
+  // CSC input: the host's CSR of the summed matrix, given back column by column.
+  sfac_sparse* summed = nullptr;
+  SFAC_ASSERT_OK(build(cpu.get(), vs.data(), SFAC_SPARSE_SUM_DUPLICATES, &summed));
+  Sparse host(summed);
+  int64_t unique = 0;
+  SFAC_ASSERT_OK(sfac_sparse_get_shape(host.get(), nullptr, nullptr, &unique));
+  std::vector<int64_t> coff(cols + 1);
+  std::vector<int32_t> crow(unique);
+  std::vector<float> cval(unique);
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(host.get(), coff.data(), crow.data(), cval.data()));
+  sfac_sparse* from_csc = nullptr;
+  SFAC_ASSERT_OK(sfac_sparse_create_csc(gpu.get(), rows, cols, coff.data(), crow.data(),
+                                        cval.data(), 0, &from_csc));
+  Sparse device_csc(from_csc);
+  same(device_csc.get(), host.get());
+  // Empty input and an empty matrix.
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{5, 4}, {0, 0}}) {
+    sfac_sparse* empty = nullptr;
+    SFAC_ASSERT_OK(
+        sfac_sparse_create_coo(gpu.get(), m, n, 0, nullptr, nullptr, nullptr, 0, &empty));
+    Sparse e(empty);
+    const StoredCsr d = download(e.get());
+    EXPECT_EQ(d.off, std::vector<int64_t>(m + 1, 0));
+    EXPECT_TRUE(d.cols.empty());
+  }
+}
 
 TEST(Cuda, HalfPrecisionOverflowAndMixedTypesAreRejected) {
   SFAC_REQUIRE_CUDA_DEVICE();

@@ -2,14 +2,18 @@
 #include <thrust/copy.h>
 #include <thrust/device_ptr.h>
 #include <thrust/execution_policy.h>
+#include <thrust/find.h>
 #include <thrust/gather.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/sequence.h>
 #include <thrust/sort.h>
 #include <thrust/system_error.h>
 
+#include <algorithm>
+
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/kernels/device_scan.cuh"
 #include "cuda/kernels/sparse_convert.cuh"
 
 namespace sfac::cuda::kernels {
@@ -25,7 +29,129 @@ void with_thrust_errors(const char* what, F&& f) {
   }
 }
 
+int blocks_for(int64_t n) { return static_cast<int>(std::min<int64_t>((n + 255) / 256, 65536)); }
+
+__global__ void coo_keys(const int32_t* rows, const int32_t* cols, int64_t n, uint64_t* keys,
+                         int64_t* order) {
+  for (int64_t e = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; e < n;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    keys[e] = static_cast<uint64_t>(rows[e]) << 32 | static_cast<uint32_t>(cols[e]);
+    order[e] = e;
+  }
+}
+
+// heads[j] = 1 where sorted entry j starts a new (row, col).
+__global__ void run_heads(const uint64_t* keys, int64_t n, int64_t* heads) {
+  for (int64_t j = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; j < n;
+       j += int64_t{gridDim.x} * blockDim.x) {
+    heads[j] = j == 0 || keys[j] != keys[j - 1] ? 1 : 0;
+  }
+}
+
+// One thread per run of equal keys: its column, row, and the values summed in input order
+// (the sort is stable), as the host conversion adds them.
+__global__ void run_sums(const uint64_t* keys, const int64_t* order, const int64_t* heads,
+                         const int64_t* slot, const float* values, int64_t n, int32_t* cols,
+                         int32_t* rows, float* sums) {
+  for (int64_t j = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; j < n;
+       j += int64_t{gridDim.x} * blockDim.x) {
+    if (!heads[j]) continue;
+    float sum = values ? values[order[j]] : 1.0f;
+    for (int64_t t = j + 1; t < n && !heads[t]; ++t) sum += values ? values[order[t]] : 1.0f;
+    const int64_t o = slot[j];
+    cols[o] = static_cast<int32_t>(static_cast<uint32_t>(keys[j]));
+    rows[o] = static_cast<int32_t>(keys[j] >> 32);
+    sums[o] = sum;
+  }
+}
+
+template <typename T>
+DeviceBuffer<T> upload_copy(const T* host, int64_t n, cudaStream_t stream) {
+  DeviceBuffer<T> d(static_cast<size_t>(n), stream);
+  d.upload(host, static_cast<size_t>(n));
+  return d;
+}
+
 }  // namespace
+
+bool csr_from_coo(const int32_t* row_indices, const int32_t* col_indices, const float* values,
+                  int64_t nnz, int64_t rows, bool sum_duplicates, DeviceBuffer<int64_t>& offsets,
+                  DeviceBuffer<int32_t>& indices, DeviceBuffer<float>& csr_values,
+                  DuplicateEntry& duplicate, cudaStream_t stream) {
+  DeviceBuffer<uint64_t> keys(static_cast<size_t>(nnz), stream);
+  DeviceBuffer<int64_t> order(static_cast<size_t>(nnz), stream);
+  if (nnz > 0) {
+    const DeviceBuffer<int32_t> r = upload_copy(row_indices, nnz, stream);
+    const DeviceBuffer<int32_t> c = upload_copy(col_indices, nnz, stream);
+    coo_keys<<<blocks_for(nnz), 256, 0, stream>>>(r.data(), c.data(), nnz, keys.data(),
+                                                  order.data());
+    SFAC_CUDA_CHECK_LAUNCH();
+  }
+  with_thrust_errors("sorting COO entries", [&] {
+    // Stable: equal (row, col) keep input order, so sums and reported positions match the host.
+    thrust::device_ptr<uint64_t> k(keys.data());
+    thrust::stable_sort_by_key(thrust::cuda::par.on(stream), k, k + nnz,
+                               thrust::device_ptr<int64_t>(order.data()));
+  });
+  // heads[j] = 1 where sorted entry j starts a new (row, col); one zero appended for the total.
+  DeviceBuffer<int64_t> heads(static_cast<size_t>(nnz) + 1, stream);
+  SFAC_CUDA_TRY(cudaMemsetAsync(heads.data() + nnz, 0, sizeof(int64_t), stream));
+  if (nnz > 0) {
+    run_heads<<<blocks_for(nnz), 256, 0, stream>>>(keys.data(), nnz, heads.data());
+    SFAC_CUDA_CHECK_LAUNCH();
+  }
+  int64_t pair = -1;  // first sorted j with keys[j] == keys[j + 1]
+  if (!sum_duplicates && nnz > 1) {
+    with_thrust_errors("looking for duplicates", [&] {
+      thrust::device_ptr<int64_t> h(heads.data());
+      const auto found = thrust::find(thrust::cuda::par.on(stream), h + 1, h + nnz, int64_t{0});
+      if (found != h + nnz) pair = (found - h) - 1;
+    });
+  }
+  if (pair >= 0 && !sum_duplicates) {
+    uint64_t key = 0;
+    int64_t positions[2] = {0, 0};
+    SFAC_CUDA_TRY(
+        cudaMemcpyAsync(&key, keys.data() + pair, sizeof(key), cudaMemcpyDeviceToHost, stream));
+    SFAC_CUDA_TRY(cudaMemcpyAsync(positions, order.data() + pair, sizeof(positions),
+                                  cudaMemcpyDeviceToHost, stream));
+    SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+    duplicate = DuplicateEntry{static_cast<int64_t>(key >> 32),
+                               static_cast<int64_t>(static_cast<uint32_t>(key)), positions[0],
+                               positions[1]};
+    return false;
+  }
+  DeviceBuffer<float> vals;
+  if (values && nnz > 0) vals = upload_copy(values, nnz, stream);
+  // Slot of each run: the exclusive sum of the heads (the total at nnz).
+  DeviceBuffer<int64_t> slot(static_cast<size_t>(nnz) + 1, stream);
+  exclusive_sum(heads.data(), slot.data(), nnz + 1, stream);
+  const int64_t unique = read_back(slot.data() + nnz, stream);
+  DeviceBuffer<int32_t> out_cols(static_cast<size_t>(unique), stream);
+  DeviceBuffer<int32_t> out_rows(static_cast<size_t>(unique), stream);
+  DeviceBuffer<float> out_vals(static_cast<size_t>(unique), stream);
+  DeviceBuffer<int64_t> out_offsets(static_cast<size_t>(rows) + 1, stream);
+  if (nnz > 0) {
+    run_sums<<<blocks_for(nnz), 256, 0, stream>>>(
+        keys.data(), order.data(), heads.data(), slot.data(), values ? vals.data() : nullptr, nnz,
+        out_cols.data(), out_rows.data(), out_vals.data());
+    SFAC_CUDA_CHECK_LAUNCH();
+  }
+  with_thrust_errors("building CSR offsets", [&] {
+    // offsets[i] = first slot whose row is >= i.
+    thrust::device_ptr<int32_t> r(out_rows.data());
+    thrust::lower_bound(thrust::cuda::par.on(stream), r, r + unique,
+                        thrust::counting_iterator<int64_t>(0),
+                        thrust::counting_iterator<int64_t>(rows + 1),
+                        thrust::device_ptr<int64_t>(out_offsets.data()));
+  });
+  SFAC_CUDA_CHECK_LAUNCH();
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+  offsets = std::move(out_offsets);
+  indices = std::move(out_cols);
+  csr_values = std::move(out_vals);
+  return true;
+}
 
 void build_csc(const int32_t* cols, const int32_t* row_of, int64_t ncols, int64_t nnz,
                int64_t* col_offsets, int32_t* row_indices, int64_t* csr_position,

@@ -107,11 +107,24 @@ inline void require_finite(const float* values, int64_t n, const char* arg) {
   }
 }
 
+// A new handle owning a backend's matrix.
+inline std::unique_ptr<sfac_sparse> adopt_sparse(std::unique_ptr<sfac::SparseMatrix> matrix) {
+  auto handle = std::make_unique<sfac_sparse>();
+  handle->impl = std::move(matrix);
+  return handle;
+}
+
 // A new handle owning the backend's matrix built from a validated host CSR.
 inline std::unique_ptr<sfac_sparse> adopt_sparse(sfac::Backend& backend, sfac::HostCsr csr) {
-  auto handle = std::make_unique<sfac_sparse>();
-  handle->impl = backend.make_sparse(std::move(csr));
-  return handle;
+  return adopt_sparse(backend.make_sparse(std::move(csr)));
+}
+
+// A new handle owning the backend's matrix built from checked COO triplets (check_coo).
+inline std::unique_ptr<sfac_sparse> adopt_sparse_from_coo(
+    sfac::Backend& backend, int64_t rows, int64_t cols, int64_t nnz, const int32_t* row_indices,
+    const int32_t* col_indices, const float* values, sfac::DuplicatePolicy duplicates) {
+  return adopt_sparse(
+      backend.make_sparse_from_coo(rows, cols, nnz, row_indices, col_indices, values, duplicates));
 }
 
 // Destroys a handle created by the library; NULL is fine.

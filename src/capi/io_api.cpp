@@ -42,11 +42,12 @@ sfac_status sfac_read_sparse(sfac_context* ctx, const char* path, sfac_file_form
   sfac::io::Triplets t = sfac::io::read_triplets(path, options);
   const auto policy = (flags & SFAC_SPARSE_SUM_DUPLICATES) ? sfac::DuplicatePolicy::Sum
                                                            : sfac::DuplicatePolicy::Error;
-  sfac::HostCsr csr =
-      sfac::csr_from_coo(t.rows, t.cols, static_cast<int64_t>(t.row.size()), t.row.data(),
-                         t.col.data(), t.value.data(), policy, backend.num_threads());
+  const int64_t nnz = static_cast<int64_t>(t.row.size());
+  sfac::check_coo(t.rows, t.cols, nnz, t.row.data(), t.col.data(), t.value.data(),
+                  backend.num_threads());
   // Build every output before publishing any, so a failure leaves no half-written outputs.
-  auto matrix = sfac::capi::adopt_sparse(backend, std::move(csr));
+  auto matrix = sfac::capi::adopt_sparse_from_coo(backend, t.rows, t.cols, nnz, t.row.data(),
+                                                  t.col.data(), t.value.data(), policy);
   std::unique_ptr<sfac_idmap> rmap, cmap;
   if (options.remap_ids) {
     if (row_ids) rmap = make_idmap(std::move(t.row_ids));

@@ -1,3 +1,5 @@
+#include <vector>
+
 #include "capi/guard.h"
 #include "capi/handles.h"
 #include "core/host_csr.h"
@@ -28,8 +30,9 @@ sfac_status sfac_sparse_create_coo(sfac_context* ctx, int64_t rows, int64_t cols
   auto& backend = *checked(ctx, "ctx").impl.backend;
   require_pointer(out, "out");
   const auto policy = duplicate_policy(flags);
-  *out = adopt_sparse(backend, sfac::csr_from_coo(rows, cols, nnz, row_indices, col_indices, values,
-                                                  policy, backend.num_threads()))
+  sfac::check_coo(rows, cols, nnz, row_indices, col_indices, values, backend.num_threads());
+  *out = sfac::capi::adopt_sparse_from_coo(backend, rows, cols, nnz, row_indices, col_indices,
+                                           values, policy)
              .release();
   SFAC_API_END
 }
@@ -55,8 +58,10 @@ sfac_status sfac_sparse_create_csc(sfac_context* ctx, int64_t rows, int64_t cols
   auto& backend = *checked(ctx, "ctx").impl.backend;
   require_pointer(out, "out");
   const auto policy = duplicate_policy(flags);
-  *out = adopt_sparse(backend, sfac::csr_from_compressed(rows, cols, true, col_offsets, row_indices,
-                                                         values, policy, backend.num_threads()))
+  const std::vector<int32_t> col_of = sfac::checked_csc_columns(
+      rows, cols, col_offsets, row_indices, values, backend.num_threads());
+  *out = sfac::capi::adopt_sparse_from_coo(backend, rows, cols, col_offsets[cols], row_indices,
+                                           col_of.data(), values, policy)
              .release();
   SFAC_API_END
 }

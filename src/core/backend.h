@@ -117,6 +117,11 @@ class Backend : public std::enable_shared_from_this<Backend> {
   }
 
   virtual std::unique_ptr<SparseMatrix> make_sparse(HostCsr csr) = 0;
+  // COO triplets that passed check_coo, in any order, canonicalized (sorted, duplicates
+  // resolved) into a matrix; the host arrays are not used after the call. Default: on the host.
+  virtual std::unique_ptr<SparseMatrix> make_sparse_from_coo(
+      int64_t rows, int64_t cols, int64_t nnz, const int32_t* row_indices,
+      const int32_t* col_indices, const float* values, DuplicatePolicy duplicates);
   // data null = zeros; otherwise rows * cols finite floats.
   virtual std::unique_ptr<DenseMatrix> make_dense(int64_t rows, int64_t cols, sfac_dtype dtype,
                                                   const float* data) = 0;

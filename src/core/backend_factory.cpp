@@ -5,11 +5,6 @@
 
 namespace sfac {
 
-void Backend::set_stream(void* stream) {
-  SFAC_REQUIRE(stream == nullptr, SFAC_ERR_UNSUPPORTED, "the ",
-               kind() == SFAC_BACKEND_CPU ? "CPU" : "this", " backend has no device streams");
-}
-
 std::shared_ptr<Backend> create_backend(sfac_backend kind, int device, int num_threads) {
   SFAC_REQUIRE(kind == SFAC_BACKEND_AUTO || kind == SFAC_BACKEND_CPU || kind == SFAC_BACKEND_CUDA,
                SFAC_ERR_INVALID_ARGUMENT, "unknown backend ", static_cast<int>(kind));

@@ -147,6 +147,28 @@ void check_nnz_fits(int64_t nnz) {
                SFAC_ERR_OUT_OF_RANGE, "nnz = ", nnz, " is too large");
 }
 
+// Offsets start at 0 and never decrease, indices lie in [0, minor), values are finite.
+void check_compressed(int64_t major, int64_t minor, const char* offsets_name,
+                      const char* indices_name, const char* minor_name, const int64_t* offsets,
+                      const int32_t* indices, const float* values, int num_threads) {
+  SFAC_REQUIRE(offsets != nullptr, SFAC_ERR_INVALID_ARGUMENT, offsets_name, " is NULL");
+  SFAC_REQUIRE(offsets[0] == 0, SFAC_ERR_INVALID_ARGUMENT, offsets_name, "[0] = ", offsets[0],
+               " must be 0");
+  for (int64_t i = 0; i < major; ++i) {
+    SFAC_REQUIRE(offsets[i] <= offsets[i + 1], SFAC_ERR_INVALID_ARGUMENT, offsets_name, "[", i,
+                 "] = ", offsets[i], " > ", offsets_name, "[", i + 1, "] = ", offsets[i + 1],
+                 ": offsets must not decrease");
+  }
+  const int64_t nnz = offsets[major];
+  check_nnz_fits(nnz);
+  if (nnz > 0) {
+    SFAC_REQUIRE(indices != nullptr, SFAC_ERR_INVALID_ARGUMENT, indices_name,
+                 " is NULL but nnz = ", nnz);
+  }
+  check_indices(indices_name, indices, nnz, minor, minor_name, num_threads);
+  check_values(values, nnz, num_threads);
+}
+
 }  // namespace
 
 void check_sparse_shape(int64_t rows, int64_t cols) {
@@ -158,9 +180,8 @@ void check_sparse_shape(int64_t rows, int64_t cols) {
                " exceeds the int32 index range (", kMaxDim, ")");
 }
 
-HostCsr csr_from_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row_indices,
-                     const int32_t* col_indices, const float* values, DuplicatePolicy duplicates,
-                     int num_threads) {
+void check_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row_indices,
+               const int32_t* col_indices, const float* values, int num_threads) {
   check_sparse_shape(rows, cols);
   check_nnz_fits(nnz);
   if (nnz > 0) {
@@ -172,7 +193,11 @@ HostCsr csr_from_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row
   check_indices("row_indices", row_indices, nnz, rows, "rows", num_threads);
   check_indices("col_indices", col_indices, nnz, cols, "columns", num_threads);
   check_values(values, nnz, num_threads);
+}
 
+HostCsr csr_from_checked_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row_indices,
+                             const int32_t* col_indices, const float* values,
+                             DuplicatePolicy duplicates, int num_threads) {
   HostCsr csr;
   csr.rows = rows;
   csr.cols = cols;
@@ -193,39 +218,42 @@ HostCsr csr_from_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row
   return csr;
 }
 
+HostCsr csr_from_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row_indices,
+                     const int32_t* col_indices, const float* values, DuplicatePolicy duplicates,
+                     int num_threads) {
+  check_coo(rows, cols, nnz, row_indices, col_indices, values, num_threads);
+  return csr_from_checked_coo(rows, cols, nnz, row_indices, col_indices, values, duplicates,
+                              num_threads);
+}
+
+std::vector<int32_t> checked_csc_columns(int64_t rows, int64_t cols, const int64_t* col_offsets,
+                                         const int32_t* row_indices, const float* values,
+                                         int num_threads) {
+  check_sparse_shape(rows, cols);
+  check_compressed(cols, rows, "col_offsets", "row_indices", "rows", col_offsets, row_indices,
+                   values, num_threads);
+  const int64_t nnz = col_offsets[cols];
+  std::vector<int32_t> col_of(static_cast<size_t>(nnz));
+  for (int64_t c = 0; c < cols; ++c) {
+    std::fill(col_of.begin() + col_offsets[c], col_of.begin() + col_offsets[c + 1],
+              static_cast<int32_t>(c));
+  }
+  return col_of;
+}
+
 HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major, const int64_t* offsets,
                             const int32_t* indices, const float* values, DuplicatePolicy duplicates,
                             int num_threads) {
-  check_sparse_shape(rows, cols);
-  const int64_t major = column_major ? cols : rows;
-  const int64_t minor = column_major ? rows : cols;
-  const char* offsets_name = column_major ? "col_offsets" : "row_offsets";
-  const char* indices_name = column_major ? "row_indices" : "col_indices";
-  SFAC_REQUIRE(offsets != nullptr, SFAC_ERR_INVALID_ARGUMENT, offsets_name, " is NULL");
-  SFAC_REQUIRE(offsets[0] == 0, SFAC_ERR_INVALID_ARGUMENT, offsets_name, "[0] = ", offsets[0],
-               " must be 0");
-  for (int64_t i = 0; i < major; ++i) {
-    SFAC_REQUIRE(offsets[i] <= offsets[i + 1], SFAC_ERR_INVALID_ARGUMENT, offsets_name, "[", i,
-                 "] = ", offsets[i], " > ", offsets_name, "[", i + 1, "] = ", offsets[i + 1],
-                 ": offsets must not decrease");
-  }
-  const int64_t nnz = offsets[major];
-  check_nnz_fits(nnz);
-  if (nnz > 0) {
-    SFAC_REQUIRE(indices != nullptr, SFAC_ERR_INVALID_ARGUMENT, indices_name,
-                 " is NULL but nnz = ", nnz);
-  }
-  check_indices(indices_name, indices, nnz, minor, column_major ? "rows" : "columns", num_threads);
-  check_values(values, nnz, num_threads);
-
   if (column_major) {
-    std::vector<int32_t> col_of(static_cast<size_t>(nnz));
-    for (int64_t c = 0; c < cols; ++c) {
-      std::fill(col_of.begin() + offsets[c], col_of.begin() + offsets[c + 1],
-                static_cast<int32_t>(c));
-    }
-    return csr_from_coo(rows, cols, nnz, indices, col_of.data(), values, duplicates, num_threads);
+    const std::vector<int32_t> col_of =
+        checked_csc_columns(rows, cols, offsets, indices, values, num_threads);
+    return csr_from_checked_coo(rows, cols, offsets[cols], indices, col_of.data(), values,
+                                duplicates, num_threads);
   }
+  check_sparse_shape(rows, cols);
+  check_compressed(rows, cols, "row_offsets", "col_indices", "columns", offsets, indices, values,
+                   num_threads);
+  const int64_t nnz = offsets[rows];
   HostCsr csr;
   csr.rows = rows;
   csr.cols = cols;

@@ -28,6 +28,20 @@ HostCsr csr_from_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row
                      const int32_t* col_indices, const float* values, DuplicatePolicy duplicates,
                      int num_threads);
 
+// csr_from_coo's two halves: the checks (throwing sfac::Error naming the offending entry), and
+// the canonicalization of triplets that passed them.
+void check_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row_indices,
+               const int32_t* col_indices, const float* values, int num_threads);
+HostCsr csr_from_checked_coo(int64_t rows, int64_t cols, int64_t nnz, const int32_t* row_indices,
+                             const int32_t* col_indices, const float* values,
+                             DuplicatePolicy duplicates, int num_threads);
+
+// Checks CSC input (offsets, row indices, values) and returns each nonzero's column: the CSC
+// arrays are then COO triplets (row_indices, columns, values) with col_offsets[cols] entries.
+std::vector<int32_t> checked_csc_columns(int64_t rows, int64_t cols, const int64_t* col_offsets,
+                                         const int32_t* row_indices, const float* values,
+                                         int num_threads);
+
 // Same from compressed input. For CSR, major = rows and the indices are columns; for CSC
 // (column_major = true), major = cols and the indices are rows.
 HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major, const int64_t* offsets,

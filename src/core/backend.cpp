@@ -1,0 +1,22 @@
+// Defaults of the Backend interface that host backends share.
+#include "core/backend.h"
+
+#include "core/error.h"
+
+namespace sfac {
+
+std::unique_ptr<SparseMatrix> Backend::make_sparse_from_coo(int64_t rows, int64_t cols, int64_t nnz,
+                                                            const int32_t* row_indices,
+                                                            const int32_t* col_indices,
+                                                            const float* values,
+                                                            DuplicatePolicy duplicates) {
+  return make_sparse(csr_from_checked_coo(rows, cols, nnz, row_indices, col_indices, values,
+                                          duplicates, num_threads()));
+}
+
+void Backend::set_stream(void* stream) {
+  SFAC_REQUIRE(stream == nullptr, SFAC_ERR_UNSUPPORTED, "the ",
+               kind() == SFAC_BACKEND_CPU ? "CPU" : "this", " backend has no device streams");
+}
+
+}  // namespace sfac
