@@ -3,7 +3,8 @@
 // as cuSPARSE computes it. Prints time, GFLOP/s, the ratio to cuSPARSE and the fraction of the
 // memory floor (12 nnz + 4 K (M + N)) bytes / measured device copy bandwidth. Both libraries
 // queue on one stream (sfac_context_set_stream, cusparseSetStream); times are the median over
-// --reps of a batch of 5 calls between two CUDA events, divided by 5.
+// --reps of a batch of 5 calls between two CUDA events, divided by 5. gath_ms / gath16: a plain
+// gather of B's float32 / 16-bit rows (see plain_gather); max_x / max16 = cusp_ms over it.
 //
 //   bench_sddmm_cuda [--cases ml20m,netflix,...] [--k 32,128,512] [--reps 10]
 //                    [--alg auto|nnz|row|tiled]
@@ -163,6 +164,69 @@ double copy_bandwidth() {
   return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);  // read + write
 }
 
+// A plain gather, the reference for what gathering B costs on this pattern: read each nonzero's
+// column index and B row (`vecs` raw 16-byte vectors, so it serves float32 and 16-bit rows
+// alike) and write a 4-byte result, with no A and no arithmetic but an xor. G lanes per
+// nonzero, 4 vectors per lane. Where the B bytes dominate (K >= 128) no design that gathers B
+// once per nonzero can be much faster; at K = 32 per-nonzero overheads dominate and the group
+// kernel (chunked index loads, several steps of loads in flight) beats it.
+template <int G>
+__global__ void plain_gather(const int32_t* cols, const uint4* b, int64_t nnz, int vecs,
+                             uint32_t* out) {
+  constexpr int kPerWarp = 32 / G, V = 4;
+  const int lane = threadIdx.x % 32, group = lane / G, slot = lane % G;
+  const int64_t warps = int64_t{gridDim.x} * blockDim.x / 32;
+  for (int64_t base = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32 * kPerWarp; base < nnz;
+       base += warps * kPerWarp) {
+    const int64_t e = base + group;
+    const bool valid = e < nnz;
+    const uint4* row = b + int64_t{valid ? __ldg(cols + e) : 0} * vecs;
+    uint32_t acc = 0;
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      if (slot + v * G < vecs) {
+        const uint4 x = __ldg(row + slot + v * G);
+        acc ^= x.x ^ x.y ^ x.z ^ x.w;
+      }
+    }
+#pragma unroll
+    for (int offset = G / 2; offset > 0; offset /= 2) {
+      acc ^= __shfl_xor_sync(0xffffffffu, acc, offset);
+    }
+    if (slot == 0 && valid) out[e] = acc;
+  }
+}
+
+// Launches plain_gather for rows of `vecs` 16-byte vectors (4 to 128).
+void launch_plain_gather(const int32_t* cols, const void* b, int64_t nnz, int vecs, uint32_t* out,
+                         cudaStream_t stream) {
+  const int g = std::max(1, vecs / 4);
+  const int64_t warps = (nnz + 32 / g - 1) / (32 / g);
+  const int blocks = static_cast<int>(std::min<int64_t>((warps + 7) / 8, 1 << 20));
+  const auto* bv = static_cast<const uint4*>(b);
+  switch (g) {
+    case 1:
+      plain_gather<1><<<blocks, 256, 0, stream>>>(cols, bv, nnz, vecs, out);
+      break;
+    case 2:
+      plain_gather<2><<<blocks, 256, 0, stream>>>(cols, bv, nnz, vecs, out);
+      break;
+    case 4:
+      plain_gather<4><<<blocks, 256, 0, stream>>>(cols, bv, nnz, vecs, out);
+      break;
+    case 8:
+      plain_gather<8><<<blocks, 256, 0, stream>>>(cols, bv, nnz, vecs, out);
+      break;
+    case 16:
+      plain_gather<16><<<blocks, 256, 0, stream>>>(cols, bv, nnz, vecs, out);
+      break;
+    default:
+      plain_gather<32><<<blocks, 256, 0, stream>>>(cols, bv, nnz, vecs, out);
+      break;
+  }
+  CHECK_CUDA(cudaGetLastError());
+}
+
 // Median over `reps` of a batch's time on `stream` between two CUDA events (after a warm-up
 // batch): the device's timeline, including any gap the host leaves between launches.
 template <typename F>
@@ -219,9 +283,10 @@ int main(int argc, char** argv) {
   const double bw = copy_bandwidth();
   std::printf("device %s, measured copy bandwidth %.0f GB/s, libsparsefac %s\n", prop.name,
               bw / 1e9, sfac_version_string());
-  std::printf("%-8s %9s %9s %10s %4s %10s %10s %8s %8s %7s %7s %10s %8s %8s %s\n", "case", "M", "N",
-              "nnz", "K", "ours_ms", "cusp_ms", "GFLOP/s", "speedup", "floor%", "cusp%", "bf16_ms",
-              "bf16_x", "plan_ms", "alg");
+  std::printf("%-8s %9s %9s %10s %4s %10s %10s %8s %8s %7s %7s %10s %8s %8s %8s %6s %8s %6s %s\n",
+              "case", "M", "N", "nnz", "K", "ours_ms", "cusp_ms", "GFLOP/s", "speedup", "floor%",
+              "cusp%", "bf16_ms", "bf16_x", "plan_ms", "gath_ms", "max_x", "gath16", "max16",
+              "alg");
   sfac_context* ctx = nullptr;
   CHECK_SFAC(sfac_context_create(SFAC_BACKEND_CUDA, 0, 0, 1, &ctx));
   cusparseHandle_t handle;
@@ -255,6 +320,8 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaMalloc(&d_off, off32.size() * 4));
     CHECK_CUDA(cudaMalloc(&d_col, nnz * 4));
     CHECK_CUDA(cudaMalloc(&d_val, nnz * 4));
+    uint32_t* d_gathered = nullptr;
+    CHECK_CUDA(cudaMalloc(&d_gathered, nnz * 4));
     CHECK_CUDA(cudaMemcpy(d_off, off32.data(), off32.size() * 4, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(d_col, pat.cols.data(), nnz * 4, cudaMemcpyHostToDevice));
     for (const std::string& kstr : split(ks)) {
@@ -330,6 +397,21 @@ int main(int argc, char** argv) {
                                       }) /
                             inner;
 
+      // The plain gather for float32 and 16-bit rows (K * 4 and K * 2 bytes) on the same pattern
+      // and B buffer (see plain_gather).
+      auto time_gather = [&](int64_t row_bytes) {
+        if (row_bytes % 16 != 0 || row_bytes / 16 > 128) return 0.0;
+        return median_ms(reps, stream,
+                         [&] {
+                           for (int i = 0; i < inner; ++i) {
+                             launch_plain_gather(d_col, d_b, nnz, static_cast<int>(row_bytes / 16),
+                                                 d_gathered, stream);
+                           }
+                         }) /
+               inner;
+      };
+      const double gather32 = time_gather(4 * k), gather16 = time_gather(2 * k);
+
       // Same answer: compare a sample of values.
       std::vector<float> ours_v(nnz), theirs_v(nnz);
       CHECK_SFAC(sfac_sparse_download_csr(p, nullptr, nullptr, ours_v.data()));
@@ -346,10 +428,11 @@ int main(int argc, char** argv) {
       bf16_speedups.push_back(theirs / ours_bf16);
       std::printf(
           "%-8s %9lld %9lld %10lld %4lld %10.3f %10.3f %8.0f %8.2f %6.1f%% %6.1f%% %10.3f %8.2f "
-          "%8.1f %s%s\n",
+          "%8.1f %8.3f %6.2f %8.3f %6.2f %s%s\n",
           cs->name, (long long)cs->rows, (long long)cs->cols, (long long)nnz, (long long)k, ours,
           theirs, 2.0 * k * nnz / (ours * 1e6), theirs / ours, 100.0 * floor_ms / ours,
-          100.0 * floor_ms / theirs, ours_bf16, theirs / ours_bf16, plan_ms,
+          100.0 * floor_ms / theirs, ours_bf16, theirs / ours_bf16, plan_ms, gather32,
+          gather32 > 0 ? theirs / gather32 : 0.0, gather16, gather16 > 0 ? theirs / gather16 : 0.0,
           alg == SFAC_SDDMM_ALG_NNZ_SPLIT ? "nnz"
           : alg == SFAC_SDDMM_ALG_TILED   ? "tiled"
                                           : "row",
@@ -368,6 +451,7 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaFree(d_off));
     CHECK_CUDA(cudaFree(d_col));
     CHECK_CUDA(cudaFree(d_val));
+    CHECK_CUDA(cudaFree(d_gathered));
     sfac_sparse_destroy(p);
     sfac_sparse_destroy(s);
   }
