@@ -24,5 +24,10 @@
 %include "r.i"
 #endif
 
+/* A CUDA stream is the caller's cudaStream_t: the language bindings have no CUDA stream type to
+ * pass yet, so their contexts keep their own stream (C and C++ callers have these two). */
+%ignore sfac_context_set_stream;
+%ignore sfac_context_get_stream;
+
 #define SFAC_API
 %include <sparsefac/sparsefac.h>
