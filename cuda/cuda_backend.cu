@@ -259,10 +259,10 @@ class CudaTiledPlan final : public SddmmPlan {
       has_dense_ = true;
     }
     if (corner_density > 0.0 && !dense_applies() && k % 8 == 0) {
-      has_corners_ = kernels::build_corner_tables(
-          pattern.offsets.data(), pattern.indices.data(), pattern.rows_of_nonzeros(stream),
-          pattern.rows, pattern.cols, pattern.nnz, corner_density, kMinCornerCover, corners_,
-          corner_tables_, stream);
+      has_corners_ = kernels::build_corner_tables(pattern.offsets.data(), pattern.indices.data(),
+                                                  pattern.rows_of_nonzeros(stream), pattern.rows,
+                                                  pattern.cols, pattern.nnz, corner_density,
+                                                  corners_, corner_tables_, stream);
     }
   }
   ~CudaTiledPlan() override {
@@ -303,10 +303,6 @@ class CudaTiledPlan final : public SddmmPlan {
   kernels::CornerTiling corners_;
 
   bool dense_applies() const { return has_dense_ && dense_k_ok_; }
-  // Corner tables cost 8 bytes per covered and 16 per residual nonzero, and the residual's
-  // gathers lose locality: not worth it for a small part of the pattern (the Yahoo shape's
-  // ~10% ran 1% slower).
-  static constexpr double kMinCornerCover = 0.2;
 };
 
 kernels::ElemType elem_type(sfac_dtype dtype) {
@@ -493,7 +489,7 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
         s.cols() * k * static_cast<int64_t>(sizeof(float)) > min_b_bytes &&
         kernels::band_tiling_pays(kernels::plan_band_tiling(s.rows(), s.cols()), s.rows(), s.nnz());
     dense = k >= min_dense_k && kernels::dense_tiles_pay(s.rows(), s.cols(), s.nnz());
-    if (!bands && !dense) {
+    if (!bands && !dense && corner_density > 0.0) {
       // Whether the pattern has dense corners is known once their tables are built.
       auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(),
                                                   k, false, false, min_b_bytes, min_dense_k,

@@ -1,6 +1,7 @@
 // The CUDA backend against the CPU backend and an fp64 reference. Skipped without a device.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -176,6 +177,25 @@ void expect_every_mode_matches(sfac_context* ctx, const sfac_sparse* s, const St
   }
 }
 
+// Fresh normal factors (rows x k and cols x k) and old values, uploaded with each storage type of
+// `dtypes`: every mode on `plan` against the fp64 reference (expect_every_mode_matches).
+void expect_plan_matches(sfac_context* ctx, const sfac_sparse* s, const StoredCsr& csr,
+                         int64_t rows, int64_t cols, int64_t k,
+                         std::initializer_list<sfac_dtype> dtypes, const sfac_sddmm_plan* plan,
+                         std::mt19937_64& g) {
+  std::normal_distribution<float> d;
+  std::vector<float> a(rows * k), b(cols * k), old(csr.cols.size());
+  for (float& x : a) x = d(g);
+  for (float& x : b) x = d(g);
+  for (float& x : old) x = d(g);
+  for (sfac_dtype dtype : dtypes) {
+    const Factors f = upload_factors(ctx, rows, cols, k, dtype, a, b);
+    SCOPED_TRACE(testing::Message() << "dtype=" << dtype);
+    expect_every_mode_matches(ctx, s, csr, f.a.get(), f.b.get(), f.stored_a, f.stored_b, k, old,
+                              plan);
+  }
+}
+
 }  // namespace
 
 TEST(Cuda, ContextReportsTheDevice) {
@@ -290,7 +310,6 @@ TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
   const Pattern p = make_pattern(3000, 2500, 90000, true, g);
   Sparse s = upload(ctx.get(), p);
   const StoredCsr csr = download(s.get());
-  const int64_t nnz = static_cast<int64_t>(csr.cols.size());
   struct Run {
     int64_t k;
     sfac_dtype dtype;
@@ -299,17 +318,11 @@ TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
                   Run{100, SFAC_DTYPE_FLOAT32}, Run{512, SFAC_DTYPE_FLOAT32},
                   Run{32, SFAC_DTYPE_BFLOAT16}, Run{104, SFAC_DTYPE_BFLOAT16}}) {
     const int64_t k = run.k;
-    std::vector<float> a(p.rows * k), b(p.cols * k), old(nnz);
-    for (float& x : a) x = d(g);
-    for (float& x : b) x = d(g);
-    for (float& x : old) x = d(g);
-    const Factors f = upload_factors(ctx.get(), p.rows, p.cols, k, run.dtype, a, b);
     sfac_sddmm_plan* raw_plan = nullptr;
     SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_TILED, &raw_plan));
     Plan plan(raw_plan);
-    SCOPED_TRACE(testing::Message() << "k=" << k << " dtype=" << run.dtype);
-    expect_every_mode_matches(ctx.get(), s.get(), csr, f.a.get(), f.b.get(), f.stored_a, f.stored_b,
-                              k, old, plan.get());
+    SCOPED_TRACE(testing::Message() << "k=" << k);
+    expect_plan_matches(ctx.get(), s.get(), csr, p.rows, p.cols, k, {run.dtype}, plan.get(), g);
   }
 }
 
@@ -501,7 +514,6 @@ TEST(Cuda, SddmmDenseTilesMatchTheReferenceOnDensePatterns) {
   }
   Sparse s = upload(ctx.get(), p);
   const StoredCsr csr = download(s.get());
-  const int64_t nnz = static_cast<int64_t>(csr.cols.size());
   sfac_sddmm_plan* raw_plan = nullptr;
   sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
   SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), 72, SFAC_SDDMM_ALG_AUTO, &raw_plan));
@@ -512,16 +524,8 @@ TEST(Cuda, SddmmDenseTilesMatchTheReferenceOnDensePatterns) {
   Plan plan(raw_plan);
   SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &alg));
   EXPECT_EQ(alg, SFAC_SDDMM_ALG_TILED);
-  std::vector<float> a(rows * k), b(cols * k), old(nnz);
-  for (float& x : a) x = d(g);
-  for (float& x : b) x = d(g);
-  for (float& x : old) x = d(g);
-  for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT32}) {
-    const Factors f = upload_factors(ctx.get(), rows, cols, k, dtype, a, b);
-    SCOPED_TRACE(testing::Message() << "dtype=" << dtype);
-    expect_every_mode_matches(ctx.get(), s.get(), csr, f.a.get(), f.b.get(), f.stored_a, f.stored_b,
-                              k, old, plan.get());
-  }
+  expect_plan_matches(ctx.get(), s.get(), csr, rows, cols, k,
+                      {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT32}, plan.get(), g);
 }
 
 // A power-law pattern (rows and columns both skewed, ids shuffled so that the dense corner is
@@ -554,7 +558,6 @@ TEST(Cuda, SddmmCornerTilesMatchTheReferenceOnPowerLawPatterns) {
   }
   Sparse s = upload(ctx.get(), p);
   const StoredCsr csr = download(s.get());
-  const int64_t nnz = static_cast<int64_t>(csr.cols.size());
   for (auto [k, alg] : {std::pair{int64_t{256}, SFAC_SDDMM_ALG_AUTO},
                         std::pair{int64_t{136}, SFAC_SDDMM_ALG_TILED}}) {
     sfac_sddmm_plan* raw_plan = nullptr;
@@ -563,16 +566,10 @@ TEST(Cuda, SddmmCornerTilesMatchTheReferenceOnPowerLawPatterns) {
     sfac_sddmm_algorithm chosen = SFAC_SDDMM_ALG_AUTO;
     SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &chosen));
     EXPECT_EQ(chosen, SFAC_SDDMM_ALG_TILED) << "k=" << k;
-    std::vector<float> a(rows * k), b(cols * k), old(nnz);
-    for (float& x : a) x = d(g);
-    for (float& x : b) x = d(g);
-    for (float& x : old) x = d(g);
-    for (sfac_dtype dtype : {SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT16, SFAC_DTYPE_FLOAT32}) {
-      const Factors f = upload_factors(ctx.get(), rows, cols, k, dtype, a, b);
-      SCOPED_TRACE(testing::Message() << "k=" << k << " dtype=" << dtype);
-      expect_every_mode_matches(ctx.get(), s.get(), csr, f.a.get(), f.b.get(), f.stored_a,
-                                f.stored_b, k, old, plan.get());
-    }
+    SCOPED_TRACE(testing::Message() << "k=" << k);
+    expect_plan_matches(ctx.get(), s.get(), csr, rows, cols, k,
+                        {SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT16, SFAC_DTYPE_FLOAT32}, plan.get(),
+                        g);
   }
 }
 
@@ -602,13 +599,7 @@ TEST(Cuda, SddmmCornerTilesWithoutResidual) {
   sfac_sddmm_plan* raw_plan = nullptr;
   SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_TILED, &raw_plan));
   Plan plan(raw_plan);
-  std::vector<float> a(n * k), b(n * k), old(csr.cols.size());
-  for (float& x : a) x = d(g);
-  for (float& x : b) x = d(g);
-  for (float& x : old) x = d(g);
-  const Factors f = upload_factors(ctx.get(), n, n, k, SFAC_DTYPE_BFLOAT16, a, b);
-  expect_every_mode_matches(ctx.get(), s.get(), csr, f.a.get(), f.b.get(), f.stored_a, f.stored_b,
-                            k, old, plan.get());
+  expect_plan_matches(ctx.get(), s.get(), csr, n, n, k, {SFAC_DTYPE_BFLOAT16}, plan.get(), g);
 }
 
 #ifdef SFAC_TEST_CUDART

@@ -39,13 +39,12 @@ struct CornerTables {
 };
 
 // Finds the tiles of the degree-ranked pattern with at least `min_density` of their cells set.
-// Unless they hold at least `min_covered` of the nonzeros and are several times denser than the
-// pattern as a whole (a real corner, not ranking noise), returns false and builds nothing;
+// Unless they hold a fifth of the nonzeros and are several times denser than the pattern as a
+// whole (a real corner, not ranking noise), returns false and builds nothing;
 // otherwise fills `tables` and points `tiling` at them. Waits for the stream (tile counts).
 bool build_corner_tables(const int64_t* offsets, const int32_t* cols, const int32_t* row_of,
                          int64_t rows, int64_t ncols, int64_t nnz, double min_density,
-                         double min_covered, CornerTiling& tiling, CornerTables& tables,
-                         cudaStream_t stream);
+                         CornerTiling& tiling, CornerTables& tables, cudaStream_t stream);
 
 // The listed tiles only (the residual is the caller's, with the gather kernels). Returns false
 // (launching nothing) unless the factors are 16-bit and K is a multiple of 8.

@@ -242,24 +242,35 @@ __global__ void __launch_bounds__(kThreads, 2)
 constexpr size_t kSmemBytes = kStages * kStage * 2;  // 16-bit A and B slices
 static_assert(kTile * kCStride * sizeof(float) <= kSmemBytes, "the tile must fit the buffers");
 
-template <typename T>
-void launch(const SddmmArgs& args, const DenseTiling& dt, int64_t cols, cudaStream_t stream) {
-  SFAC_CUDA_TRY(cudaFuncSetAttribute(sddmm_dense_tile<T>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+// One block per tile, the staging buffers as dynamic shared memory (beyond the 48 KB default).
+template <typename Tiling>
+void launch_tiles(void (*kernel)(SddmmArgs, Tiling, int64_t), int64_t tiles, const SddmmArgs& args,
+                  const Tiling& tiling, int64_t cols, cudaStream_t stream) {
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(kSmemBytes)));
-  const int64_t tiles = (args.rows + kTile - 1) / kTile * dt.bands;
-  sddmm_dense_tile<T>
-      <<<static_cast<unsigned>(tiles), kThreads, kSmemBytes, stream>>>(args, dt, cols);
+  kernel<<<static_cast<unsigned>(tiles), kThreads, kSmemBytes, stream>>>(args, tiling, cols);
+  SFAC_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
-void launch_corners(const SddmmArgs& args, const CornerTiling& ct, int64_t cols,
-                    cudaStream_t stream) {
-  SFAC_CUDA_TRY(cudaFuncSetAttribute(sddmm_corner_tile<T>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(kSmemBytes)));
-  sddmm_corner_tile<T>
-      <<<static_cast<unsigned>(ct.tiles), kThreads, kSmemBytes, stream>>>(args, ct, cols);
+struct TypeTag {
+  using type = T;
+};
+
+// Calls f(TypeTag<T>) with the 16-bit storage type of `elem`; false (nothing called) for float32,
+// which the tensor-core tiles do not take.
+template <typename F>
+bool with_16bit_type(ElemType elem, F&& f) {
+  switch (elem) {
+    case ElemType::F16:
+      f(TypeTag<__half>{});
+      return true;
+    case ElemType::BF16:
+      f(TypeTag<__nv_bfloat16>{});
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -276,37 +287,21 @@ bool dense_tiles_pay(int64_t rows, int64_t cols, int64_t nnz) {
 bool launch_sddmm_dense_tiles(const SddmmArgs& args, const DenseTiling& tiling, int64_t cols,
                               cudaStream_t stream) {
   if (args.k % 8 != 0) return false;
-  if (args.nnz == 0) return true;
-  switch (args.elem) {
-    case ElemType::F16:
-      launch<__half>(args, tiling, cols, stream);
-      break;
-    case ElemType::BF16:
-      launch<__nv_bfloat16>(args, tiling, cols, stream);
-      break;
-    default:
-      return false;
-  }
-  SFAC_CUDA_CHECK_LAUNCH();
-  return true;
+  const int64_t tiles = (args.rows + kTile - 1) / kTile * tiling.bands;
+  return with_16bit_type(args.elem, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (args.nnz > 0) launch_tiles(sddmm_dense_tile<T>, tiles, args, tiling, cols, stream);
+  });
 }
 
 bool launch_sddmm_corner_tiles(const SddmmArgs& args, const CornerTiling& tiling, int64_t cols,
                                cudaStream_t stream) {
   if (args.k % 8 != 0) return false;
-  if (tiling.tiles == 0) return true;
-  switch (args.elem) {
-    case ElemType::F16:
-      launch_corners<__half>(args, tiling, cols, stream);
-      break;
-    case ElemType::BF16:
-      launch_corners<__nv_bfloat16>(args, tiling, cols, stream);
-      break;
-    default:
-      return false;
-  }
-  SFAC_CUDA_CHECK_LAUNCH();
-  return true;
+  return with_16bit_type(args.elem, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (tiling.tiles > 0)
+      launch_tiles(sddmm_corner_tile<T>, tiling.tiles, args, tiling, cols, stream);
+  });
 }
 
 }  // namespace sfac::cuda::kernels
