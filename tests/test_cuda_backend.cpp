@@ -768,6 +768,64 @@ TEST(Cuda, CooAndCscInputBuildTheSameCsrAsTheHost) {
   }
 }
 
+// Degenerate and reordered shapes for every algorithm and the K values: a matrix of one
+// column (every other row holding its one nonzero), a wide matrix whose nonzeros all sit in one
+// column, and a pattern whose rows were renumbered by a random permutation after keeping every
+// third row (the non-contiguous row ids a degree reordering leaves), in float32 and bfloat16.
+TEST(Cuda, SddmmOnSingleColumnsAndReorderedRows) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 67);
+  Context ctx = make_cuda_context();
+  std::bernoulli_distribution half(0.5), keep(0.08);
+  std::normal_distribution<float> d;
+  std::vector<Pattern> patterns;
+  Pattern one{900, 1, {}, {}, {}};
+  for (int32_t i = 0; i < one.rows; i += 2) {
+    one.r.push_back(i);
+    one.c.push_back(0);
+    one.v.push_back(d(g));
+  }
+  patterns.push_back(one);
+  Pattern column{700, 400, {}, {}, {}};
+  for (int32_t i = 0; i < column.rows; ++i) {
+    if (half(g)) continue;
+    column.r.push_back(i);
+    column.c.push_back(257);
+    column.v.push_back(d(g));
+  }
+  patterns.push_back(column);
+  const int64_t rows = 1500, cols = 300;
+  std::vector<int32_t> renumber(rows);
+  std::iota(renumber.begin(), renumber.end(), 0);
+  std::shuffle(renumber.begin(), renumber.end(), g);
+  Pattern reordered{rows, cols, {}, {}, {}};
+  for (int32_t i = 0; i < rows; i += 3) {
+    for (int32_t j = 0; j < cols; ++j) {
+      if (!keep(g)) continue;
+      reordered.r.push_back(renumber[i]);
+      reordered.c.push_back(j);
+      reordered.v.push_back(d(g));
+    }
+  }
+  patterns.push_back(reordered);
+  for (const Pattern& p : patterns) {
+    Sparse s = upload(ctx.get(), p);
+    const StoredCsr csr = download(s.get());
+    for (int64_t k : {1, 3, 32, 100, 128, 512}) {
+      for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_AUTO, SFAC_SDDMM_ALG_ROW_SPLIT,
+                                       SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_TILED}) {
+        sfac_sddmm_plan* raw_plan = nullptr;
+        SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, alg, &raw_plan));
+        Plan plan(raw_plan);
+        SCOPED_TRACE(testing::Message()
+                     << p.rows << " x " << p.cols << " k=" << k << " alg=" << alg);
+        expect_plan_matches(ctx.get(), s.get(), csr, p.rows, p.cols, k,
+                            {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}, plan.get(), g);
+      }
+    }
+  }
+}
+
 TEST(Cuda, HalfPrecisionOverflowAndMixedTypesAreRejected) {
   SFAC_REQUIRE_CUDA_DEVICE();
   Context ctx = make_cuda_context();
