@@ -826,6 +826,58 @@ TEST(Cuda, SddmmOnSingleColumnsAndReorderedRows) {
   }
 }
 
+// Rows long on average (the nonzero split then skips row_of inside a row) but of every length:
+// long rows that start and end inside a warp's pass and inside a chunk, empty rows and rows of
+// one to a few nonzeros between them, so warps cross rows at every offset. Over a million
+// nonzeros, so that each warp's chunk spans several passes (the skip needs a previous pass).
+TEST(Cuda, SddmmNonzeroSplitOnLongRowsOfMixedLengths) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 53);
+  Context ctx = make_cuda_context();
+  const int64_t rows = 800, cols = 8000;
+  std::uniform_int_distribution<int> kind(0, 5), long_len(150, 6000), short_len(1, 5);
+  std::normal_distribution<float> d;
+  Pattern p{rows, cols, {}, {}, {}};
+  for (int32_t i = 0; i < rows; ++i) {
+    const int k = kind(g);
+    const int len = k == 0 ? 0 : k <= 2 ? short_len(g) : long_len(g);
+    std::vector<int32_t> picked(cols);
+    std::iota(picked.begin(), picked.end(), 0);
+    std::shuffle(picked.begin(), picked.end(), g);
+    picked.resize(len);
+    std::sort(picked.begin(), picked.end());
+    for (int32_t c : picked) {
+      p.r.push_back(i);
+      p.c.push_back(c);
+      p.v.push_back(d(g));
+    }
+  }
+  ASSERT_GE(static_cast<int64_t>(p.r.size()), std::max<int64_t>(128 * rows, 1 << 20));
+  Sparse s = upload(ctx.get(), p);
+  const StoredCsr csr = download(s.get());
+  std::vector<float> old(csr.cols.size());
+  for (float& x : old) x = d(g);
+  struct Run {
+    int64_t k;
+    sfac_dtype dtype;
+  };
+  for (Run run :
+       {Run{32, SFAC_DTYPE_FLOAT32}, Run{100, SFAC_DTYPE_FLOAT32}, Run{128, SFAC_DTYPE_FLOAT32},
+        Run{32, SFAC_DTYPE_BFLOAT16}, Run{512, SFAC_DTYPE_FLOAT16}}) {
+    std::vector<float> a(rows * run.k), b(cols * run.k);
+    for (float& x : a) x = d(g);
+    for (float& x : b) x = d(g);
+    const Factors f = upload_factors(ctx.get(), rows, cols, run.k, run.dtype, a, b);
+    sfac_sddmm_plan* raw_plan = nullptr;
+    SFAC_ASSERT_OK(
+        sfac_sddmm_plan_create(ctx.get(), s.get(), run.k, SFAC_SDDMM_ALG_NNZ_SPLIT, &raw_plan));
+    Plan plan(raw_plan);
+    SCOPED_TRACE(testing::Message() << "k=" << run.k << " dtype=" << run.dtype);
+    expect_every_mode_matches(ctx.get(), s.get(), csr, f.a.get(), f.b.get(), f.stored_a, f.stored_b,
+                              run.k, old, plan.get());
+  }
+}
+
 TEST(Cuda, HalfPrecisionOverflowAndMixedTypesAreRejected) {
   SFAC_REQUIRE_CUDA_DEVICE();
   Context ctx = make_cuda_context();

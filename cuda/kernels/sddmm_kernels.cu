@@ -67,9 +67,15 @@ __global__ void sddmm_nnz_split(SddmmArgs args) {
 // a time: lane t loads column and row of nonzero t in one coalesced access, the group step
 // computes the 32 dot products, and the lanes store them (a permutation of the 32 positions, so
 // still one coalesced store). Measured 10-30% faster than one nonzero per group step with
-// per-nonzero index loads (docs/perf-notes.md).
+// per-nonzero index loads (docs/perf-notes.md). When the pattern's rows are much longer than 32
+// nonzeros (`row_ends`) and the factor rows at most 16 vectors (float32 K <= 64, 16-bit K <=
+// 128), a warp remembers where its current pattern row ends and reads no row_of entries for
+// passes inside it: 4 of the 8 index bytes per nonzero.
+constexpr int kRowEndVecs = 16;
+
 template <typename T, int G, int V, bool kFull>
-__global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t chunk) {
+__global__ void __launch_bounds__(kBlock)
+    sddmm_group(SddmmArgs args, int64_t chunk, bool row_ends) {
   const int lane = threadIdx.x % kWarp;
   const auto* a = static_cast<const T*>(args.a);
   const auto* b = static_cast<const T*>(args.b);
@@ -79,18 +85,43 @@ __global__ void __launch_bounds__(kBlock) sddmm_group(SddmmArgs args, int64_t ch
   for (int64_t begin = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarp * chunk;
        begin < args.nnz; begin += warps * chunk) {
     const int64_t end = min(begin + chunk, args.nnz);
+    int row = -1;          // the row of the previous pass's last nonzero (row_ends)
+    int64_t row_end = -1;  // and where it ends
     for (int64_t base = begin; base < end; base += kWarp) {
       const int64_t e = base + lane;
       const bool valid = e < end;
       // Past the end a lane reads column 0 (a valid B row) and row -1 (never computed).
       const int my_col = valid ? __ldg(args.cols + e) : 0;
-      const int my_row = valid ? __ldg(args.row_of + e) : -1;
-      // Lane 0's nonzero always exists; lanes past the end have row -1.
-      const int row0 = __shfl_sync(0xffffffffu, my_row, 0);
-      const float result =
-          __all_sync(0xffffffffu, my_row == row0 || my_row < 0)
-              ? group_dots<T, G, V, kFull, true>(a, b, args.k, my_col, row0, av, cached_row)
-              : group_dots<T, G, V, kFull, false>(a, b, args.k, my_col, my_row, av, cached_row);
+      float result;
+      if constexpr (G * V <= kRowEndVecs) {
+        int my_row = -1, row0 = row;
+        bool one_row = true;
+        if (base + kWarp > row_end) {  // else the whole pass lies in `row` (warp-uniform)
+          my_row = valid ? __ldg(args.row_of + e) : -1;
+          // Lane 0's nonzero always exists; lanes past the end have row -1.
+          row0 = __shfl_sync(0xffffffffu, my_row, 0);
+          one_row = __all_sync(0xffffffffu, my_row == row0 || my_row < 0);
+          if (row_ends) {
+            row = __shfl_sync(0xffffffffu, my_row,
+                              static_cast<int>(min(end - base, int64_t{kWarp})) - 1);
+            row_end = __ldg(args.row_offsets + row + 1);
+          }
+        }
+        result =
+            one_row
+                ? group_dots<T, G, V, kFull, true>(a, b, args.k, my_col, row0, av, cached_row)
+                : group_dots<T, G, V, kFull, false>(a, b, args.k, my_col, my_row, av, cached_row);
+      } else {
+        // Wider rows read row_of every pass: the row-end bookkeeping cost whole-warp groups
+        // registers (64 -> 80 for bfloat16 K = 512) and up to 25%, and float32 K = 128 (8 x 4)
+        // 1-3%, while rows of 4-16 vectors gained up to 7% (docs/perf-notes.md).
+        const int my_row = valid ? __ldg(args.row_of + e) : -1;
+        const int row0 = __shfl_sync(0xffffffffu, my_row, 0);
+        result =
+            __all_sync(0xffffffffu, my_row == row0 || my_row < 0)
+                ? group_dots<T, G, V, kFull, true>(a, b, args.k, my_col, row0, av, cached_row)
+                : group_dots<T, G, V, kFull, false>(a, b, args.k, my_col, my_row, av, cached_row);
+      }
       const int64_t mine = base + group_result_index<G>(lane);
       if (mine < end) store(args, args.positions ? __ldg(args.positions + mine) : mine, result);
     }
@@ -119,16 +150,22 @@ int grid_for(int64_t warps_wanted) {
 constexpr int64_t kMaxChunkSubs = 32;
 constexpr int64_t kTargetWarps = 16384;
 
+// Rows at least this long on average skip the row_of reads inside a row: shorter ones would
+// pay a dependent row_offsets load at most passes.
+constexpr int64_t kLongRow = 4 * kWarp;
+
 template <typename T, int G, int V>
 void launch_group(const SddmmArgs& args, cudaStream_t stream) {
   const int64_t subs = std::clamp<int64_t>(args.nnz / (kWarp * kTargetWarps), 1, kMaxChunkSubs);
   const int64_t chunk = subs * kWarp;
   const int grid = grid_for((args.nnz + chunk - 1) / chunk);
+  // Positions mean a subset of the pattern, whose row ends row_offsets does not give.
+  const bool row_ends = !args.positions && args.nnz >= kLongRow * args.rows;
   // K that fills every lane's vectors (K = 32, 128, 512...) needs no bounds check per load.
   if (args.k / Elem<T>::kPerVec == int64_t{G} * V) {
-    sddmm_group<T, G, V, true><<<grid, kBlock, 0, stream>>>(args, chunk);
+    sddmm_group<T, G, V, true><<<grid, kBlock, 0, stream>>>(args, chunk, row_ends);
   } else {
-    sddmm_group<T, G, V, false><<<grid, kBlock, 0, stream>>>(args, chunk);
+    sddmm_group<T, G, V, false><<<grid, kBlock, 0, stream>>>(args, chunk, row_ends);
   }
 }
 
