@@ -83,6 +83,14 @@ class CudaSparseMatrix final : public SparseMatrix {
   bool same_pattern(const SparseMatrix& other) const override {
     if (other.pattern_id() == pattern_id()) return true;
     if (other.rows() != rows() || other.cols() != cols() || other.nnz() != nnz()) return false;
+    if (const auto* o = dynamic_cast<const CudaSparseMatrix*>(&other);
+        o && o->backend().device() == backend().device()) {
+      // Compared where the patterns live: no transfer to the host in an sddmm call.
+      DeviceGuard guard(backend().device());
+      const CudaPattern &x = *pattern_, &y = o->pattern();
+      return kernels::equal_arrays(x.offsets.data(), y.offsets.data(), rows() + 1, stream()) &&
+             kernels::equal_arrays(x.indices.data(), y.indices.data(), nnz(), stream());
+    }
     std::vector<int64_t> a_off(rows() + 1), b_off(rows() + 1);
     std::vector<int32_t> a_idx(nnz()), b_idx(nnz());
     download_csr(a_off.data(), a_idx.data(), nullptr);

@@ -878,6 +878,49 @@ TEST(Cuda, SddmmNonzeroSplitOnLongRowsOfMixedLengths) {
   }
 }
 
+// P made separately (not with sfac_sparse_create_like) is accepted when its pattern equals S's,
+// which the backend checks on the device, and rejected with P untouched when one column differs.
+TEST(Cuda, SddmmComparesSeparatelyMadePatternsOnTheDevice) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 71);
+  Context ctx = make_cuda_context();
+  Pattern p = make_pattern(200, 150, 3000, false, g);
+  Sparse s = upload(ctx.get(), p);
+  Sparse equal = upload(ctx.get(), p);
+  const StoredCsr csr = download(s.get());
+  // One nonzero moved to a column its row does not hold: same shape and count, other pattern.
+  Pattern q = p;
+  for (int32_t j = 0; j < q.cols; ++j) {
+    bool taken = false;
+    for (size_t e = 0; e < q.r.size(); ++e) taken |= q.r[e] == q.r[0] && q.c[e] == j;
+    if (!taken) {
+      q.c[0] = j;
+      break;
+    }
+  }
+  Sparse other = upload(ctx.get(), q);
+  const int64_t k = 16;
+  std::normal_distribution<float> d;
+  std::vector<float> a(p.rows * k), b(p.cols * k);
+  for (float& x : a) x = d(g);
+  for (float& x : b) x = d(g);
+  Dense da = dense(ctx.get(), p.rows, k, a), db = dense(ctx.get(), p.cols, k, b);
+  SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, da.get(), db.get(), s.get(), 0.0f,
+                            equal.get(), nullptr));
+  const std::vector<float> got = values_of(equal.get());
+  for (int64_t i = 0; i < p.rows; ++i) {
+    for (int64_t e = csr.off[i]; e < csr.off[i + 1]; ++e) {
+      const Dot ref = reference_dot(a, b, i, csr.cols[e], k);
+      ASSERT_NEAR(got[e], ref.value, 1e-5 * ref.magnitude + 1e-6) << "e=" << e;
+    }
+  }
+  const std::vector<float> before = values_of(other.get());
+  SFAC_EXPECT_STATUS(SFAC_ERR_SHAPE_MISMATCH,
+                     sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, da.get(), db.get(), s.get(),
+                                0.0f, other.get(), nullptr));
+  EXPECT_EQ(values_of(other.get()), before);
+}
+
 TEST(Cuda, HalfPrecisionOverflowAndMixedTypesAreRejected) {
   SFAC_REQUIRE_CUDA_DEVICE();
   Context ctx = make_cuda_context();

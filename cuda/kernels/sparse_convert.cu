@@ -1,6 +1,7 @@
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/device_ptr.h>
+#include <thrust/equal.h>
 #include <thrust/execution_policy.h>
 #include <thrust/find.h>
 #include <thrust/gather.h>
@@ -174,6 +175,28 @@ void build_csc(const int32_t* cols, const int32_t* row_of, int64_t ncols, int64_
                         thrust::device_ptr<int64_t>(col_offsets));
   });
   SFAC_CUDA_CHECK_LAUNCH();
+}
+
+namespace {
+
+template <typename T>
+bool equal_on_device(const T* a, const T* b, int64_t n, cudaStream_t stream) {
+  bool same = true;
+  with_thrust_errors("comparing patterns", [&] {
+    same = thrust::equal(thrust::cuda::par.on(stream), thrust::device_ptr<const T>(a),
+                         thrust::device_ptr<const T>(a) + n, thrust::device_ptr<const T>(b));
+  });
+  return same;
+}
+
+}  // namespace
+
+bool equal_arrays(const int64_t* a, const int64_t* b, int64_t n, cudaStream_t stream) {
+  return equal_on_device(a, b, n, stream);
+}
+
+bool equal_arrays(const int32_t* a, const int32_t* b, int64_t n, cudaStream_t stream) {
+  return equal_on_device(a, b, n, stream);
 }
 
 void gather(const float* in, const int64_t* index, int64_t n, float* out, cudaStream_t stream) {

@@ -31,6 +31,10 @@ void build_csc(const int32_t* cols, const int32_t* row_of, int64_t ncols, int64_
                int64_t* col_offsets, int32_t* row_indices, int64_t* csr_position,
                cudaStream_t stream);
 
+// Whether a[i] == b[i] for every i < n (device arrays). Waits for the stream.
+bool equal_arrays(const int64_t* a, const int64_t* b, int64_t n, cudaStream_t stream);
+bool equal_arrays(const int32_t* a, const int32_t* b, int64_t n, cudaStream_t stream);
+
 // out[e] = in[index[e]] for e < n.
 void gather(const float* in, const int64_t* index, int64_t n, float* out, cudaStream_t stream);
 
