@@ -153,6 +153,19 @@ SFACPY_OUTPUT_SCALAR(sfac_algorithm, out, PyLong_FromLong)
   $result = SWIG_Python_AppendOutput($result, PyUnicode_FromString(*$1 != NULL ? *$1 : ""));
 }
 
+/* ---- CUDA streams: integer handles (torch's Stream.cuda_stream, cupy's Stream.ptr) ---------- */
+
+%typemap(in) void* stream {
+  $1 = $input == Py_None ? NULL : PyLong_AsVoidPtr($input);
+  if (PyErr_Occurred()) SWIG_fail;
+}
+%typemap(in, numinputs = 0) void** out (void* stream_tmp = NULL) {
+  $1 = &stream_tmp;
+}
+%typemap(argout) void** out {
+  $result = SWIG_Python_AppendOutput($result, PyLong_FromVoidPtr(*$1));
+}
+
 /* ---- Arrays (buffer protocol) ----------------------------------------------------------------- */
 
 %define SFACPY_ARRAY(CTYPE, ITEMSIZE, FORMATS, WRITABLE)

@@ -24,10 +24,13 @@
 %include "r.i"
 #endif
 
-/* A CUDA stream is the caller's cudaStream_t: the language bindings have no CUDA stream type to
- * pass yet, so their contexts keep their own stream (C and C++ callers have these two). */
+/* A CUDA stream is the caller's cudaStream_t. Python passes it as an integer handle (python.i:
+ * what torch and cupy expose); the other bindings have no stream type to pass yet, so their
+ * contexts keep their own stream. */
+#if !defined(SWIGPYTHON)
 %ignore sfac_context_set_stream;
 %ignore sfac_context_get_stream;
+#endif
 
 #define SFAC_API
 %include <sparsefac/sparsefac.h>

@@ -42,6 +42,24 @@ class Context(Handle):
     def synchronize(self):
         call(_core.sfac_context_synchronize, self)
 
+    @property
+    def stream(self):
+        """The CUDA stream the context queues its device work on, as an integer handle: its own
+        unless set_stream chose another; 0 on CPU contexts."""
+        return call(_core.sfac_context_get_stream, self)
+
+    def set_stream(self, stream):
+        """Queue this CUDA context's work on a caller's stream of its device, ordered with the
+        caller's own kernels: an integer handle or an object carrying one (torch.cuda.Stream's
+        `cuda_stream`, cupy's `ptr`). None or 0 restores the context's own stream. The stream
+        must stay alive until it is replaced or the context and its objects are closed. CPU
+        contexts accept only None or 0."""
+        if stream is None:
+            handle = 0
+        else:
+            handle = getattr(stream, "cuda_stream", getattr(stream, "ptr", stream))
+        call(_core.sfac_context_set_stream, self, int(handle))
+
     def __repr__(self):
         if self.closed:
             return "<sparsefac.Context (closed)>"

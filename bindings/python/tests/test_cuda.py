@@ -33,6 +33,14 @@ def test_cuda_context(gpu):
     assert "cuda" in repr(gpu)
 
 
+def test_cuda_context_stream(gpu):
+    own = gpu.stream
+    assert own != 0
+    gpu.set_stream(own)  # its own stream, by handle
+    gpu.set_stream(None)
+    assert gpu.stream == own
+
+
 def test_sparse_roundtrip_on_device(gpu):
     ref = sp.random(300, 200, density=0.05, random_state=1, format="csr", dtype=np.float32)
     m = sf.SparseMatrix.from_scipy(ref, context=gpu)

@@ -246,6 +246,22 @@ def test_context_properties_and_repr():
     assert '"version"' in sf.build_info()
 
 
+def test_cpu_contexts_have_no_stream():
+    with sf.Context("cpu", threads=1) as c:
+        assert c.stream == 0
+        c.set_stream(None)
+        c.set_stream(0)
+        with pytest.raises(sf.UnsupportedError, match="no device streams"):
+            c.set_stream(12345)
+
+        class FakeTorchStream:
+            cuda_stream = 777
+
+        with pytest.raises(sf.UnsupportedError):
+            c.set_stream(FakeTorchStream())
+        assert c.stream == 0
+
+
 def test_read_flags_reach_the_library(ctx, tmp_path):
     path = tmp_path / "u.data"
     path.write_text("1\t2\t5\t881250949\n3\t1\t4\t881250950\n1\t2\t1\t881250951\n")
