@@ -378,22 +378,21 @@ CudaBackend::~CudaBackend() {
   (void)cudaSetDevice(previous);
 }
 
+cudaError_t CudaBackend::order(cudaStream_t first, cudaStream_t then) const noexcept {
+  const cudaError_t recorded = cudaEventRecord(order_event_, first);
+  return recorded != cudaSuccess ? recorded : cudaStreamWaitEvent(then, order_event_, 0);
+}
+
 void CudaBackend::own_waits_for_current() const {
-  if (stream_ == own_stream_) return;
-  SFAC_CUDA_TRY(cudaEventRecord(order_event_, stream_));
-  SFAC_CUDA_TRY(cudaStreamWaitEvent(own_stream_, order_event_, 0));
+  if (stream_ != own_stream_) SFAC_CUDA_TRY(order(stream_, own_stream_));
 }
 
 void CudaBackend::own_waits_for_current_noexcept() const noexcept {
-  if (stream_ == own_stream_) return;
-  (void)cudaEventRecord(order_event_, stream_);
-  (void)cudaStreamWaitEvent(own_stream_, order_event_, 0);
+  if (stream_ != own_stream_) (void)order(stream_, own_stream_);
 }
 
 void CudaBackend::current_waits_for_own() const noexcept {
-  if (stream_ == own_stream_) return;
-  (void)cudaEventRecord(order_event_, own_stream_);
-  (void)cudaStreamWaitEvent(stream_, order_event_, 0);
+  if (stream_ != own_stream_) (void)order(own_stream_, stream_);
 }
 
 void CudaBackend::set_stream(void* stream) {
@@ -408,8 +407,7 @@ void CudaBackend::set_stream(void* stream) {
                  device, " but the context uses device ", device_);
   }
   // Whatever the context queued on the previous stream runs before anything on the next one.
-  SFAC_CUDA_TRY(cudaEventRecord(order_event_, stream_));
-  SFAC_CUDA_TRY(cudaStreamWaitEvent(next, order_event_, 0));
+  SFAC_CUDA_TRY(order(stream_, next));
   stream_ = next;
 }
 
@@ -445,9 +443,7 @@ std::unique_ptr<SparseMatrix> CudaBackend::make_sparse_from_coo(
   if (!kernels::csr_from_coo(row_indices, col_indices, values, nnz, rows,
                              duplicates == DuplicatePolicy::Sum, pattern->offsets, pattern->indices,
                              csr_values, duplicate, own_stream_)) {
-    fail(SFAC_ERR_DUPLICATE_ENTRY, "duplicate entry (row ", duplicate.row, ", col ", duplicate.col,
-         ") at input positions ", duplicate.first, " and ", duplicate.second,
-         " (pass SFAC_SPARSE_SUM_DUPLICATES to sum duplicates)");
+    fail_duplicate_entry(duplicate.row, duplicate.col, duplicate.first, duplicate.second);
   }
   pattern->nnz = static_cast<int64_t>(pattern->indices.size());
   return std::make_unique<CudaSparseMatrix>(shared_from_this(), std::move(pattern),
@@ -457,11 +453,11 @@ std::unique_ptr<SparseMatrix> CudaBackend::make_sparse_from_coo(
 std::unique_ptr<DenseMatrix> CudaBackend::make_dense(int64_t rows, int64_t cols, sfac_dtype dtype,
                                                      const float* data) {
   DeviceGuard guard(device_);
-  OwnStreamWork order(*this);
   auto m = std::make_unique<CudaDenseMatrix>(shared_from_this(), rows, cols, dtype, own_stream_);
   if (data) {
-    m->upload(data);
+    m->upload(data);  // ordered with the current stream itself
   } else if (rows * cols > 0) {
+    OwnStreamWork ordered(*this);
     // All-zero bits are 0.0 in float32, float16 and bfloat16 alike.
     SFAC_CUDA_TRY(cudaMemsetAsync(m->data(), 0, rows * cols * CudaDenseMatrix::element_size(dtype),
                                   own_stream_));

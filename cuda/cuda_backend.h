@@ -61,6 +61,9 @@ class CudaBackend final : public Backend {
   void* stream_handle() const override { return stream_; }
 
  private:
+  // Everything queued on `first` so far runs before what is queued on `then` next.
+  cudaError_t order(cudaStream_t first, cudaStream_t then) const noexcept;
+
   int device_;
   int64_t l2_bytes_ = 0;
   int num_threads_;

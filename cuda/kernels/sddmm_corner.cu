@@ -8,6 +8,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/device_scan.cuh"
+#include "cuda/kernels/grid_stride.cuh"
 #include "cuda/kernels/sddmm_corner.cuh"
 
 namespace sfac::cuda::kernels {
@@ -27,10 +28,6 @@ constexpr double kMinCovered = 0.2;
 // Cap on the tile histogram (int32 counts, 256 MB): beyond it only the top-left corner of the
 // ranked matrix is examined, which is where the dense tiles are.
 constexpr int64_t kMaxGridTiles = int64_t{1} << 26;
-
-int blocks_for(int64_t n) {
-  return static_cast<int>(std::clamp<int64_t>((n + 255) / 256, 1, 65536));
-}
 
 template <typename F>
 __device__ void for_each_index(int64_t n, F f) {

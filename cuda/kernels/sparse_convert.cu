@@ -10,11 +10,10 @@
 #include <thrust/sort.h>
 #include <thrust/system_error.h>
 
-#include <algorithm>
-
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "cuda/kernels/device_scan.cuh"
+#include "cuda/kernels/grid_stride.cuh"
 #include "cuda/kernels/sparse_convert.cuh"
 
 namespace sfac::cuda::kernels {
@@ -29,8 +28,6 @@ void with_thrust_errors(const char* what, F&& f) {
     fail(SFAC_ERR_DEVICE, what, ": ", e.what());
   }
 }
-
-int blocks_for(int64_t n) { return static_cast<int>(std::min<int64_t>((n + 255) / 256, 65536)); }
 
 __global__ void coo_keys(const int32_t* rows, const int32_t* cols, int64_t n, uint64_t* keys,
                          int64_t* order) {
@@ -109,7 +106,7 @@ bool csr_from_coo(const int32_t* row_indices, const int32_t* col_indices, const 
       if (found != h + nnz) pair = (found - h) - 1;
     });
   }
-  if (pair >= 0 && !sum_duplicates) {
+  if (pair >= 0) {
     uint64_t key = 0;
     int64_t positions[2] = {0, 0};
     SFAC_CUDA_TRY(

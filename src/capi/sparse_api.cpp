@@ -44,10 +44,9 @@ sfac_status sfac_sparse_create_csr(sfac_context* ctx, int64_t rows, int64_t cols
   auto& backend = *checked(ctx, "ctx").impl.backend;
   require_pointer(out, "out");
   const auto policy = duplicate_policy(flags);
-  *out =
-      adopt_sparse(backend, sfac::csr_from_compressed(rows, cols, false, row_offsets, col_indices,
-                                                      values, policy, backend.num_threads()))
-          .release();
+  *out = adopt_sparse(backend, sfac::csr_from_csr(rows, cols, row_offsets, col_indices, values,
+                                                  policy, backend.num_threads()))
+             .release();
   SFAC_API_END
 }
 

@@ -47,7 +47,7 @@ void check_values(const float* values, int64_t n, int num_threads) {
 // Sorts every row by column (stable, so duplicates keep input order) and resolves duplicates.
 // `input_position` maps each CSR slot to its index in the caller's arrays, for messages.
 void canonicalize_rows(HostCsr& csr, std::vector<int64_t>& input_position,
-                       DuplicatePolicy duplicates, const char* position_name, int num_threads) {
+                       DuplicatePolicy duplicates, int num_threads) {
   const int64_t rows = csr.rows;
   std::vector<int64_t> kept(static_cast<size_t>(rows), 0);
   int64_t first_duplicate_row = kNone;
@@ -110,14 +110,10 @@ void canonicalize_rows(HostCsr& csr, std::vector<int64_t>& input_position,
     std::sort(entries.begin(), entries.end());
     for (size_t i = 1; i < entries.size(); ++i) {
       if (entries[i].first == entries[i - 1].first) {
-        const std::string where =
-            input_position.empty()
-                ? std::string()
-                : cat(" at ", position_name, " ",
-                      std::min(entries[i - 1].second, entries[i].second), " and ",
-                      std::max(entries[i - 1].second, entries[i].second));
-        fail(SFAC_ERR_DUPLICATE_ENTRY, "duplicate entry (row ", r, ", col ", entries[i].first, ")",
-             where, " (pass SFAC_SPARSE_SUM_DUPLICATES to sum duplicates)");
+        if (input_position.empty()) fail_duplicate_entry(r, entries[i].first);
+        fail_duplicate_entry(r, entries[i].first,
+                             std::min(entries[i - 1].second, entries[i].second),
+                             std::max(entries[i - 1].second, entries[i].second));
       }
     }
     fail(SFAC_ERR_DUPLICATE_ENTRY, "duplicate entry in row ", r);
@@ -171,6 +167,13 @@ void check_compressed(int64_t major, int64_t minor, const char* offsets_name,
 
 }  // namespace
 
+void fail_duplicate_entry(int64_t row, int64_t col, int64_t first, int64_t second) {
+  const std::string where =
+      first < 0 ? std::string() : cat(" at input positions ", first, " and ", second);
+  fail(SFAC_ERR_DUPLICATE_ENTRY, "duplicate entry (row ", row, ", col ", col, ")", where,
+       " (pass SFAC_SPARSE_SUM_DUPLICATES to sum duplicates)");
+}
+
 void check_sparse_shape(int64_t rows, int64_t cols) {
   SFAC_REQUIRE(rows >= 0, SFAC_ERR_INVALID_ARGUMENT, "rows = ", rows, " must be >= 0");
   SFAC_REQUIRE(cols >= 0, SFAC_ERR_INVALID_ARGUMENT, "cols = ", cols, " must be >= 0");
@@ -214,7 +217,7 @@ HostCsr csr_from_checked_coo(int64_t rows, int64_t cols, int64_t nnz, const int3
     csr.values[slot] = values ? values[e] : 1.0f;
     input_position[slot] = e;
   }
-  canonicalize_rows(csr, input_position, duplicates, "input positions", num_threads);
+  canonicalize_rows(csr, input_position, duplicates, num_threads);
   return csr;
 }
 
@@ -241,15 +244,8 @@ std::vector<int32_t> checked_csc_columns(int64_t rows, int64_t cols, const int64
   return col_of;
 }
 
-HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major, const int64_t* offsets,
-                            const int32_t* indices, const float* values, DuplicatePolicy duplicates,
-                            int num_threads) {
-  if (column_major) {
-    const std::vector<int32_t> col_of =
-        checked_csc_columns(rows, cols, offsets, indices, values, num_threads);
-    return csr_from_checked_coo(rows, cols, offsets[cols], indices, col_of.data(), values,
-                                duplicates, num_threads);
-  }
+HostCsr csr_from_csr(int64_t rows, int64_t cols, const int64_t* offsets, const int32_t* indices,
+                     const float* values, DuplicatePolicy duplicates, int num_threads) {
   check_sparse_shape(rows, cols);
   check_compressed(rows, cols, "row_offsets", "col_indices", "columns", offsets, indices, values,
                    num_threads);
@@ -265,7 +261,7 @@ HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major, const
     csr.values.assign(static_cast<size_t>(nnz), 1.0f);
   }
   std::vector<int64_t> no_positions;
-  canonicalize_rows(csr, no_positions, duplicates, "", num_threads);
+  canonicalize_rows(csr, no_positions, duplicates, num_threads);
   return csr;
 }
 

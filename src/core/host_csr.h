@@ -19,6 +19,12 @@ struct HostCsr {
 
 enum class DuplicatePolicy { Error, Sum };
 
+// Throws SFAC_ERR_DUPLICATE_ENTRY for (row, col) under the error policy, naming the two lowest
+// input positions of the entry when they are known (first >= 0). Every conversion (host or
+// device) reports duplicates through it, so their messages agree.
+[[noreturn]] void fail_duplicate_entry(int64_t row, int64_t col, int64_t first = -1,
+                                       int64_t second = -1);
+
 // Rows and cols must lie in [0, INT32_MAX]; names the argument in the message otherwise.
 void check_sparse_shape(int64_t rows, int64_t cols);
 
@@ -42,10 +48,8 @@ std::vector<int32_t> checked_csc_columns(int64_t rows, int64_t cols, const int64
                                          const int32_t* row_indices, const float* values,
                                          int num_threads);
 
-// Same from compressed input. For CSR, major = rows and the indices are columns; for CSC
-// (column_major = true), major = cols and the indices are rows.
-HostCsr csr_from_compressed(int64_t rows, int64_t cols, bool column_major, const int64_t* offsets,
-                            const int32_t* indices, const float* values, DuplicatePolicy duplicates,
-                            int num_threads);
+// Same from CSR input (rows + 1 offsets, column indices; rows may come unsorted).
+HostCsr csr_from_csr(int64_t rows, int64_t cols, const int64_t* offsets, const int32_t* indices,
+                     const float* values, DuplicatePolicy duplicates, int num_threads);
 
 }  // namespace sfac
