@@ -19,6 +19,7 @@
 #include "cuda/kernels/sddmm_kernels.cuh"
 #include "cuda/kernels/sddmm_tiled.cuh"
 #include "cuda/kernels/sparse_convert.cuh"
+#include "cuda/kernels/sparse_reorder.cuh"
 
 namespace sfac::cuda {
 namespace {
@@ -152,10 +153,60 @@ class CudaSparseMatrix final : public SparseMatrix {
     return std::make_unique<CudaSparseMatrix>(backend_ptr(), pattern_, std::move(v));
   }
 
+  void degree_order(sfac_axis axis, int32_t* order) const override {
+    DeviceGuard guard(backend().device());
+    OwnStreamWork ordered(cuda_backend());
+    const int64_t n = axis == SFAC_AXIS_ROWS ? rows() : cols();
+    DeviceBuffer<int32_t> ids(static_cast<size_t>(n), stream());
+    if (axis == SFAC_AXIS_ROWS) {
+      kernels::order_rows_by_degree(pattern_->offsets.data(), n, ids.data(), nullptr, stream());
+    } else {
+      kernels::order_cols_by_degree(pattern_->indices.data(), nnz(), n, ids.data(), nullptr,
+                                    stream());
+    }
+    ids.download(order, static_cast<size_t>(n));
+  }
+
+  // Renumbered on the device: each nonzero's new (row, column), then the COO conversion's
+  // stable sort, which also carries the values.
+  std::unique_ptr<SparseMatrix> permuted(const int32_t* row_order,
+                                         const int32_t* col_order) const override {
+    DeviceGuard guard(backend().device());
+    OwnStreamWork ordered(cuda_backend());
+    const int32_t* row_of = pattern_->rows_of_nonzeros(stream());
+    DeviceBuffer<int32_t> new_rows, new_cols;
+    if (row_order) new_rows = renumbered(row_order, rows(), row_of);
+    if (col_order) new_cols = renumbered(col_order, cols(), pattern_->indices.data());
+    auto pattern = std::make_shared<CudaPattern>();
+    pattern->rows = rows();
+    pattern->cols = cols();
+    DeviceBuffer<float> values;
+    kernels::DuplicateEntry duplicate;
+    const bool distinct = kernels::csr_from_device_coo(
+        row_order ? new_rows.data() : row_of,
+        col_order ? new_cols.data() : pattern_->indices.data(), values_.data(), nnz(), rows(),
+        false, pattern->offsets, pattern->indices, values, duplicate, stream());
+    SFAC_REQUIRE(distinct, SFAC_ERR_INTERNAL, "permuting a pattern produced a duplicate entry (",
+                 duplicate.row, ", ", duplicate.col, ")");
+    pattern->nnz = nnz();
+    return std::make_unique<CudaSparseMatrix>(backend_ptr(), std::move(pattern), std::move(values));
+  }
+
  private:
   const CudaBackend& cuda_backend() const { return static_cast<const CudaBackend&>(backend()); }
   // The matrix's own work (transfers, conversions) runs on the backend's own stream.
   cudaStream_t stream() const { return cuda_backend().own_stream(); }
+
+  // new_index[e] = the position of index[e] in `order` (n entries, a host permutation).
+  DeviceBuffer<int32_t> renumbered(const int32_t* order, int64_t n, const int32_t* index) const {
+    DeviceBuffer<int32_t> d_order(static_cast<size_t>(n), stream());
+    DeviceBuffer<int32_t> rank(static_cast<size_t>(n), stream());
+    DeviceBuffer<int32_t> out(static_cast<size_t>(nnz()), stream());
+    d_order.upload(order, static_cast<size_t>(n));
+    kernels::invert_permutation(d_order.data(), n, rank.data(), stream());
+    kernels::renumber(index, rank.data(), nnz(), out.data(), stream());
+    return out;
+  }
 
   std::shared_ptr<const CudaPattern> pattern_;
   DeviceBuffer<float> values_;
@@ -224,6 +275,20 @@ class CudaDenseMatrix final : public DenseMatrix {
     std::vector<uint16_t> half(static_cast<size_t>(n));
     bytes_.download(reinterpret_cast<uint8_t*>(half.data()), n * sizeof(uint16_t));
     for (int64_t i = 0; i < n; ++i) data[i] = from_half_bits(half[i], dtype());
+  }
+
+  std::unique_ptr<DenseMatrix> permuted_rows(const int32_t* order) const override {
+    DeviceGuard guard(backend().device());
+    OwnStreamWork ordered(cuda_backend());
+    cudaStream_t stream = cuda_backend().own_stream();
+    auto out = std::make_unique<CudaDenseMatrix>(backend().shared_from_this(), rows(), cols(),
+                                                 dtype(), stream);
+    DeviceBuffer<int32_t> d_order(static_cast<size_t>(rows()), stream);
+    d_order.upload(order, static_cast<size_t>(rows()));
+    kernels::gather_rows(data(), d_order.data(), rows(),
+                         cols() * static_cast<int64_t>(element_size(dtype())), out->data(), stream);
+    SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // `order` may die after the call
+    return out;
   }
 
  private:

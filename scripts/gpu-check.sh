@@ -27,11 +27,11 @@ run() {
   export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
   local tests=.carry/bin/sparsefac_tests
-  "$tests" --gtest_filter='Cuda*:Context*:Sddmm*' >"$out/gtest.log" 2>&1
+  "$tests" --gtest_filter='Cuda*:Context*:Sddmm*:Reorder*' >"$out/gtest.log" 2>&1
   local gtest_rc=$?
   grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$out/gtest.log" | tail -40
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$tests" \
-    --gtest_filter='Cuda.S*:Cuda.Coo*' >"$out/memcheck.log" 2>&1
+    --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*' >"$out/memcheck.log" 2>&1
   local memcheck_rc=$?
   compute-sanitizer --tool racecheck --error-exitcode 9 "$tests" \
     --gtest_filter='Cuda.SddmmInPlace*:Cuda.SparseAndDense*:Cuda.SddmmTiled*:Cuda.SddmmDense*:Cuda.SddmmCorner*' >"$out/racecheck.log" 2>&1

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -10,6 +9,7 @@
 #include "cuda/kernels/device_scan.cuh"
 #include "cuda/kernels/grid_stride.cuh"
 #include "cuda/kernels/sddmm_corner.cuh"
+#include "cuda/kernels/sparse_reorder.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {
@@ -29,39 +29,12 @@ constexpr double kMinCovered = 0.2;
 // ranked matrix is examined, which is where the dense tiles are.
 constexpr int64_t kMaxGridTiles = int64_t{1} << 26;
 
-template <typename F>
-__device__ void for_each_index(int64_t n, F f) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    f(i);
-  }
-}
-
-__global__ void row_degrees(const int64_t* offsets, int64_t rows, int32_t* deg, int32_t* ids) {
-  for_each_index(rows, [&](int64_t i) {
-    deg[i] = static_cast<int32_t>(offsets[i + 1] - offsets[i]);
-    ids[i] = static_cast<int32_t>(i);
-  });
-}
-
-__global__ void column_degrees(const int32_t* cols, int64_t nnz, int32_t* deg) {
-  for_each_index(nnz, [&](int64_t e) { atomicAdd(deg + cols[e], 1); });
-}
-
-__global__ void iota(int64_t n, int32_t* ids) {
-  for_each_index(n, [&](int64_t i) { ids[i] = static_cast<int32_t>(i); });
-}
-
 // How many of the (descending) degrees reach `least`.
 __global__ void count_at_least(const int32_t* deg, int64_t n, int32_t least,
                                unsigned long long* count) {
   for_each_index(n, [&](int64_t i) {
     if (deg[i] >= least) atomicAdd(count, 1ull);
   });
-}
-
-__global__ void ranks_of(const int32_t* ids, int64_t n, int32_t* rank) {
-  for_each_index(n, [&](int64_t i) { rank[ids[i]] = static_cast<int32_t>(i); });
 }
 
 // Linear index (row band major) of nonzero e's tile in the ranked grid, or -1 outside it.
@@ -132,21 +105,6 @@ __global__ void gather_residual(const int64_t* pos, int64_t n, const int32_t* co
   });
 }
 
-// Ids 0 .. n - 1 ordered by degree, descending (ties by id: the radix sort is stable); the
-// sorted degrees stay in `deg_sorted`.
-void order_by_degree(DeviceBuffer<int32_t>& deg, DeviceBuffer<int32_t>& ids, int64_t n,
-                     DeviceBuffer<int32_t>& deg_sorted, DeviceBuffer<int32_t>& ids_sorted,
-                     cudaStream_t stream) {
-  size_t bytes = 0;
-  SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, deg.data(),
-                                                          deg_sorted.data(), ids.data(),
-                                                          ids_sorted.data(), n, 0, 32, stream));
-  DeviceBuffer<uint8_t> temp(bytes, stream);
-  SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairsDescending(temp.data(), bytes, deg.data(),
-                                                          deg_sorted.data(), ids.data(),
-                                                          ids_sorted.data(), n, 0, 32, stream));
-}
-
 // Rank bands whose first (highest) degree reaches `least`: only they can hold a dense tile.
 int64_t bands_reaching(const DeviceBuffer<int32_t>& deg_sorted, int64_t n, int32_t least,
                        cudaStream_t stream) {
@@ -184,20 +142,13 @@ bool build_corner_tables(const int64_t* offsets, const int32_t* cols, const int3
   DeviceBuffer<int32_t> row_rank(rows, stream), col_rank(ncols, stream);
   int64_t grid_rows = 0, grid_cols = 0;
   {
-    DeviceBuffer<int32_t> deg(rows, stream), ids(rows, stream), sorted(rows, stream);
-    row_degrees<<<blocks_for(rows), 256, 0, stream>>>(offsets, rows, deg.data(), ids.data());
-    SFAC_CUDA_CHECK_LAUNCH();
-    order_by_degree(deg, ids, rows, sorted, row_ids, stream);
+    DeviceBuffer<int32_t> sorted(rows, stream);
+    order_rows_by_degree(offsets, rows, row_ids.data(), sorted.data(), stream);
     grid_rows = bands_reaching(sorted, rows, least, stream);
   }
   {
-    DeviceBuffer<int32_t> deg(ncols, stream), ids(ncols, stream), sorted(ncols, stream);
-    SFAC_CUDA_TRY(cudaMemsetAsync(deg.data(), 0, ncols * sizeof(int32_t), stream));
-    column_degrees<<<blocks_for(nnz), 256, 0, stream>>>(cols, nnz, deg.data());
-    SFAC_CUDA_CHECK_LAUNCH();
-    iota<<<blocks_for(ncols), 256, 0, stream>>>(ncols, ids.data());
-    SFAC_CUDA_CHECK_LAUNCH();
-    order_by_degree(deg, ids, ncols, sorted, col_ids, stream);
+    DeviceBuffer<int32_t> sorted(ncols, stream);
+    order_cols_by_degree(cols, nnz, ncols, col_ids.data(), sorted.data(), stream);
     grid_cols = bands_reaching(sorted, ncols, least, stream);
   }
   if (grid_rows == 0 || grid_cols == 0) return false;
@@ -207,10 +158,8 @@ bool build_corner_tables(const int64_t* offsets, const int32_t* cols, const int3
     grid_cols = std::max<int64_t>(
         1, std::min(kMaxGridTiles / grid_rows, static_cast<int64_t>(grid_cols * shrink)));
   }
-  ranks_of<<<blocks_for(rows), 256, 0, stream>>>(row_ids.data(), rows, row_rank.data());
-  SFAC_CUDA_CHECK_LAUNCH();
-  ranks_of<<<blocks_for(ncols), 256, 0, stream>>>(col_ids.data(), ncols, col_rank.data());
-  SFAC_CUDA_CHECK_LAUNCH();
+  invert_permutation(row_ids.data(), rows, row_rank.data(), stream);
+  invert_permutation(col_ids.data(), ncols, col_rank.data(), stream);
 
   // Nonzeros per tile of the ranked grid, and the tiles dense enough.
   const int64_t grid = grid_rows * grid_cols;

@@ -76,12 +76,26 @@ bool csr_from_coo(const int32_t* row_indices, const int32_t* col_indices, const 
                   int64_t nnz, int64_t rows, bool sum_duplicates, DeviceBuffer<int64_t>& offsets,
                   DeviceBuffer<int32_t>& indices, DeviceBuffer<float>& csr_values,
                   DuplicateEntry& duplicate, cudaStream_t stream) {
+  DeviceBuffer<int32_t> r, c;
+  DeviceBuffer<float> v;
+  if (nnz > 0) {
+    r = upload_copy(row_indices, nnz, stream);
+    c = upload_copy(col_indices, nnz, stream);
+    if (values) v = upload_copy(values, nnz, stream);
+  }
+  return csr_from_device_coo(r.data(), c.data(), values ? v.data() : nullptr, nnz, rows,
+                             sum_duplicates, offsets, indices, csr_values, duplicate, stream);
+}
+
+bool csr_from_device_coo(const int32_t* row_indices, const int32_t* col_indices,
+                         const float* values, int64_t nnz, int64_t rows, bool sum_duplicates,
+                         DeviceBuffer<int64_t>& offsets, DeviceBuffer<int32_t>& indices,
+                         DeviceBuffer<float>& csr_values, DuplicateEntry& duplicate,
+                         cudaStream_t stream) {
   DeviceBuffer<uint64_t> keys(static_cast<size_t>(nnz), stream);
   DeviceBuffer<int64_t> order(static_cast<size_t>(nnz), stream);
   if (nnz > 0) {
-    const DeviceBuffer<int32_t> r = upload_copy(row_indices, nnz, stream);
-    const DeviceBuffer<int32_t> c = upload_copy(col_indices, nnz, stream);
-    coo_keys<<<blocks_for(nnz), 256, 0, stream>>>(r.data(), c.data(), nnz, keys.data(),
+    coo_keys<<<blocks_for(nnz), 256, 0, stream>>>(row_indices, col_indices, nnz, keys.data(),
                                                   order.data());
     SFAC_CUDA_CHECK_LAUNCH();
   }
@@ -119,8 +133,6 @@ bool csr_from_coo(const int32_t* row_indices, const int32_t* col_indices, const 
                                positions[1]};
     return false;
   }
-  DeviceBuffer<float> vals;
-  if (values && nnz > 0) vals = upload_copy(values, nnz, stream);
   // Slot of each run: the exclusive sum of the heads (the total at nnz).
   DeviceBuffer<int64_t> slot(static_cast<size_t>(nnz) + 1, stream);
   exclusive_sum(heads.data(), slot.data(), nnz + 1, stream);
@@ -130,9 +142,9 @@ bool csr_from_coo(const int32_t* row_indices, const int32_t* col_indices, const 
   DeviceBuffer<float> out_vals(static_cast<size_t>(unique), stream);
   DeviceBuffer<int64_t> out_offsets(static_cast<size_t>(rows) + 1, stream);
   if (nnz > 0) {
-    run_sums<<<blocks_for(nnz), 256, 0, stream>>>(
-        keys.data(), order.data(), heads.data(), slot.data(), values ? vals.data() : nullptr, nnz,
-        out_cols.data(), out_rows.data(), out_vals.data());
+    run_sums<<<blocks_for(nnz), 256, 0, stream>>>(keys.data(), order.data(), heads.data(),
+                                                  slot.data(), values, nnz, out_cols.data(),
+                                                  out_rows.data(), out_vals.data());
     SFAC_CUDA_CHECK_LAUNCH();
   }
   with_thrust_errors("building CSR offsets", [&] {

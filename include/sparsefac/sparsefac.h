@@ -190,6 +190,29 @@ SFAC_API sfac_status sfac_sparse_download_csc(const sfac_sparse* matrix, int64_t
 /* Replaces the values (nnz of them, row-major order); they must be finite. */
 SFAC_API sfac_status sfac_sparse_set_values(sfac_sparse* matrix, const float* values);
 
+/* ---- Reordering --------------------------------------------------------------------------- */
+
+/* A side of a sparse matrix. */
+typedef enum sfac_axis { SFAC_AXIS_ROWS = 0, SFAC_AXIS_COLS = 1 } sfac_axis;
+
+/* The rows (SFAC_AXIS_ROWS: `rows` entries) or columns (SFAC_AXIS_COLS: `cols` entries) of
+ * `matrix` ordered by nonzero count, most first; equal counts keep index order, so the order is
+ * deterministic and the same on every backend. Degree order groups the dense rows and columns of
+ * power-law data (ratings, graphs) for load balance and cache reuse. Computed where the matrix
+ * lives (CUDA: a radix sort on the device; only `order` comes back). */
+SFAC_API sfac_status sfac_sparse_degree_order(const sfac_sparse* matrix, sfac_axis axis,
+                                              int32_t* order);
+
+/* A new matrix with renumbered rows and columns: its row r is row row_order[r] of `matrix` and
+ * its column c is column col_order[c], i.e. entry (row_order[r], col_order[c]) moves to (r, c)
+ * with its value. row_order (rows entries) and col_order (cols entries) must each hold every index
+ * of their side exactly once; NULL keeps that side's numbering. A degree order is such a
+ * permutation. Built where the matrix lives. Permute the factors to match with
+ * sfac_dense_permute_rows (A by row_order, B by col_order): sfac_sddmm on the permuted operands
+ * gives the permuted product. */
+SFAC_API sfac_status sfac_sparse_permute(const sfac_sparse* matrix, const int32_t* row_order,
+                                         const int32_t* col_order, sfac_sparse** out);
+
 /* ---- Dense matrices ----------------------------------------------------------------------- */
 
 typedef enum sfac_dtype {
@@ -211,6 +234,11 @@ SFAC_API sfac_status sfac_dense_get_dtype(const sfac_dense* matrix, sfac_dtype* 
 SFAC_API sfac_status sfac_dense_upload(sfac_dense* matrix, const float* data);
 /* Copies the contents (converted to float) into rows * cols floats. */
 SFAC_API sfac_status sfac_dense_download(const sfac_dense* matrix, float* data);
+/* A new matrix of the same dtype whose row r is row order[r] of `matrix`; order (rows entries)
+ * must hold every row index exactly once. The inverse permutation (inverse[order[r]] = r) undoes
+ * it, e.g. to return factors trained on a permuted matrix to the original numbering. */
+SFAC_API sfac_status sfac_dense_permute_rows(const sfac_dense* matrix, const int32_t* order,
+                                             sfac_dense** out);
 
 /* ---- Files -------------------------------------------------------------------------------- */
 

@@ -3,6 +3,7 @@
 
 #include "capi/guard.h"
 #include "capi/handles.h"
+#include "core/reorder.h"
 
 using sfac::capi::checked;
 using sfac::capi::require_finite;
@@ -75,6 +76,18 @@ sfac_status sfac_dense_download(const sfac_dense* matrix, float* data) {
   if (element_count(m) == 0) return SFAC_OK;
   require_pointer(data, "data");
   m.download(data);
+  SFAC_API_END
+}
+
+sfac_status sfac_dense_permute_rows(const sfac_dense* matrix, const int32_t* order,
+                                    sfac_dense** out) {
+  SFAC_API_BEGIN
+  const auto& m = *checked(matrix, "matrix").impl;
+  require_pointer(out, "out");
+  sfac::check_permutation(order, m.rows(), "order");
+  auto handle = std::make_unique<sfac_dense>();
+  handle->impl = m.permuted_rows(order);
+  *out = handle.release();
   SFAC_API_END
 }
 

@@ -3,6 +3,7 @@
 #include "capi/guard.h"
 #include "capi/handles.h"
 #include "core/host_csr.h"
+#include "core/reorder.h"
 
 using sfac::capi::adopt_sparse;
 using sfac::capi::checked;
@@ -120,6 +121,27 @@ sfac_status sfac_sparse_set_values(sfac_sparse* matrix, const float* values) {
   if (m.nnz() > 0) require_pointer(values, "values");
   require_finite(values, m.nnz(), "values");
   m.set_values(values);
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_degree_order(const sfac_sparse* matrix, sfac_axis axis, int32_t* order) {
+  SFAC_API_BEGIN
+  const auto& m = *checked(matrix, "matrix").impl;
+  SFAC_REQUIRE(axis == SFAC_AXIS_ROWS || axis == SFAC_AXIS_COLS, SFAC_ERR_INVALID_ARGUMENT,
+               "unknown axis ", static_cast<int>(axis));
+  if ((axis == SFAC_AXIS_ROWS ? m.rows() : m.cols()) > 0) require_pointer(order, "order");
+  m.degree_order(axis, order);
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_permute(const sfac_sparse* matrix, const int32_t* row_order,
+                                const int32_t* col_order, sfac_sparse** out) {
+  SFAC_API_BEGIN
+  const auto& m = *checked(matrix, "matrix").impl;
+  require_pointer(out, "out");
+  if (row_order) sfac::check_permutation(row_order, m.rows(), "row_order");
+  if (col_order) sfac::check_permutation(col_order, m.cols(), "col_order");
+  *out = adopt_sparse(m.permuted(row_order, col_order)).release();
   SFAC_API_END
 }
 

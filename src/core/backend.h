@@ -44,6 +44,14 @@ class SparseMatrix {
   // A new matrix sharing this pattern; values null = zeros.
   virtual std::unique_ptr<SparseMatrix> create_like(const float* values) const = 0;
 
+  // The rows (or columns) by nonzero count, largest first, equal counts in index order (see
+  // sfac_sparse_degree_order); `order` is a host array of rows() (cols()) entries.
+  virtual void degree_order(sfac_axis axis, int32_t* order) const = 0;
+  // A new matrix with row r = row row_order[r] and column c = column col_order[c] (host arrays
+  // already checked to be permutations; null keeps a side).
+  virtual std::unique_ptr<SparseMatrix> permuted(const int32_t* row_order,
+                                                 const int32_t* col_order) const = 0;
+
  protected:
   const std::shared_ptr<Backend>& backend_ptr() const { return backend_; }
 
@@ -68,6 +76,8 @@ class DenseMatrix {
 
   virtual void upload(const float* data) = 0;  // rows * cols finite floats
   virtual void download(float* data) const = 0;
+  // A new matrix of the same dtype with row r = row order[r] (a host permutation, checked).
+  virtual std::unique_ptr<DenseMatrix> permuted_rows(const int32_t* order) const = 0;
 
  private:
   std::shared_ptr<Backend> backend_;

@@ -17,4 +17,13 @@ void CpuDenseMatrix::upload(const float* data) {
 
 void CpuDenseMatrix::download(float* data) const { std::copy(data_.begin(), data_.end(), data); }
 
+std::unique_ptr<DenseMatrix> CpuDenseMatrix::permuted_rows(const int32_t* order) const {
+  auto out =
+      std::make_unique<CpuDenseMatrix>(backend().shared_from_this(), rows(), cols(), nullptr);
+  for (int64_t r = 0; r < rows(); ++r) {
+    std::copy(row(order[r]), row(order[r]) + cols(), out->data() + r * cols());
+  }
+  return out;
+}
+
 }  // namespace sfac::cpu

@@ -17,6 +17,7 @@ class CpuDenseMatrix final : public DenseMatrix {
 
   void upload(const float* data) override;
   void download(float* data) const override;
+  std::unique_ptr<DenseMatrix> permuted_rows(const int32_t* order) const override;
 
  private:
   std::vector<float> data_;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/reorder.h"
 
 namespace sfac::cpu {
 
@@ -83,6 +84,20 @@ std::unique_ptr<SparseMatrix> CpuSparseMatrix::create_like(const float* values) 
   std::vector<float> copy(static_cast<size_t>(nnz()), 0.0f);
   if (values) std::copy(values, values + nnz(), copy.begin());
   return std::make_unique<CpuSparseMatrix>(backend_ptr(), pattern_, std::move(copy));
+}
+
+void CpuSparseMatrix::degree_order(sfac_axis axis, int32_t* order) const {
+  const std::vector<int32_t> ids =
+      order_by_count(axis == SFAC_AXIS_ROWS ? row_counts(pattern_->offsets())
+                                            : column_counts(pattern_->indices(), cols()));
+  std::copy(ids.begin(), ids.end(), order);
+}
+
+std::unique_ptr<SparseMatrix> CpuSparseMatrix::permuted(const int32_t* row_order,
+                                                        const int32_t* col_order) const {
+  return backend().make_sparse(permute_csr(rows(), cols(), pattern_->offsets(), pattern_->indices(),
+                                           values_.data(), row_order, col_order,
+                                           backend().num_threads()));
 }
 
 }  // namespace sfac::cpu

@@ -54,6 +54,9 @@ class CpuSparseMatrix final : public SparseMatrix {
   void download_coo(int32_t* row_indices, int32_t* col_indices, float* values) const override;
   void set_values(const float* values) override;
   std::unique_ptr<SparseMatrix> create_like(const float* values) const override;
+  void degree_order(sfac_axis axis, int32_t* order) const override;
+  std::unique_ptr<SparseMatrix> permuted(const int32_t* row_order,
+                                         const int32_t* col_order) const override;
 
  private:
   std::shared_ptr<const CsrPattern> pattern_;
