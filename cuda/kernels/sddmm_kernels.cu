@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <atomic>
+#include <type_traits>
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/sddmm_common.cuh"
@@ -154,9 +156,37 @@ constexpr int64_t kTargetWarps = 16384;
 // pay a dependent row_offsets load at most passes.
 constexpr int64_t kLongRow = 4 * kWarp;
 
+// Warps of `kernel` resident on the current device at once (cached per device).
+template <typename Kernel>
+int64_t resident_warps(Kernel kernel) {
+  constexpr int kCachedDevices = 16;
+  static std::atomic<int64_t> cache[kCachedDevices] = {};
+  int device = 0;
+  SFAC_CUDA_TRY(cudaGetDevice(&device));
+  if (device < kCachedDevices) {
+    if (const int64_t known = cache[device].load(std::memory_order_relaxed)) return known;
+  }
+  int blocks = 0, sms = 0;
+  SFAC_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kBlock, 0));
+  SFAC_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int64_t warps = std::max<int64_t>(1, int64_t{blocks} * sms * (kBlock / kWarp));
+  if (device < kCachedDevices) cache[device].store(warps, std::memory_order_relaxed);
+  return warps;
+}
+
 template <typename T, int G, int V>
 void launch_group(const SddmmArgs& args, cudaStream_t stream) {
-  const int64_t subs = std::clamp<int64_t>(args.nnz / (kWarp * kTargetWarps), 1, kMaxChunkSubs);
+  int64_t subs = std::clamp<int64_t>(args.nnz / (kWarp * kTargetWarps), 1, kMaxChunkSubs);
+  // A pattern of between one and two waves of one-pass warps (uniform 2k: 5000 warps, ~4200
+  // resident) runs as one wave of two-pass chunks instead: the partial second wave costs a
+  // round of L2 latency on these latency-bound sizes. Measured on an H100 (uniform 2k, float32):
+  // K = 32 / 128 / 512 12-17% / 5-7% / 5% faster; bfloat16 K = 128 ran 11% slower and K = 32
+  // the same, so 16-bit factors keep two waves (docs/perf-notes.md).
+  const int64_t passes = (args.nnz + kWarp - 1) / kWarp;
+  if (std::is_same_v<T, float> && subs == 1 && passes <= 2 * kTargetWarps) {
+    const int64_t resident = resident_warps(sddmm_group<T, G, V, true>);
+    if (passes > resident && passes <= 2 * resident) subs = (passes + resident - 1) / resident;
+  }
   const int64_t chunk = subs * kWarp;
   const int grid = grid_for((args.nnz + chunk - 1) / chunk);
   // Positions mean a subset of the pattern, whose row ends row_offsets does not give.
