@@ -66,12 +66,16 @@ func NewDenseMatrix(ctx *Context, rows, cols int, data []float32, opts ...DenseO
 	if err != nil {
 		return nil, err
 	}
+	return newDense(h), nil
+}
+
+func newDense(h uintptr) *DenseMatrix {
 	m := &DenseMatrix{}
 	m.ref.init(capi.SwigcptrStruct_SS_sfac_dense(h), func(h capi.SwigcptrStruct_SS_sfac_dense) capi.Enum_SS_sfac_status {
 		return capi.Sfac_dense_destroy(h)
 	})
 	runtime.SetFinalizer(m, func(m *DenseMatrix) { m.Close() })
-	return m, nil
+	return m
 }
 
 // DType is the matrix's storage type.
@@ -152,4 +156,29 @@ func (m *DenseMatrix) Upload(data []float32) error {
 	}
 	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_dense_upload(h, nonNilF(data)) })
 	return err
+}
+
+// PermuteRows returns a new matrix of the same dtype whose row r is row order[r] of m; order
+// must hold every row index exactly once (else StatusInvalidArgument, naming the first
+// repeated or outside index). The inverse permutation (inverse[order[r]] = r) undoes it, e.g.
+// to return factors trained on a permuted matrix to the original numbering.
+func (m *DenseMatrix) PermuteRows(order []int32) (*DenseMatrix, error) {
+	h, err := m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer m.release()
+	rows, _, err := denseShape(h)
+	if err != nil {
+		return nil, err
+	}
+	if len(order) != rows {
+		return nil, errorf(StatusShapeMismatch, "PermuteRows: matrix has %d rows, got %d row indices", rows, len(order))
+	}
+	var out uintptr
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_dense_permute_rows(h, nonNil(order), &out) })
+	if err != nil {
+		return nil, err
+	}
+	return newDense(out), nil
 }

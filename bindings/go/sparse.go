@@ -419,6 +419,72 @@ func (m *SparseMatrix) Like(values []float32) (*SparseMatrix, error) {
 	return newSparse(out), nil
 }
 
+// Axis is a side of a sparse matrix, for DegreeOrder.
+type Axis int
+
+const (
+	AxisRows Axis = 0 // the rows
+	AxisCols Axis = 1 // the columns
+)
+
+// DegreeOrder returns the rows (AxisRows: rows entries) or columns (AxisCols: cols entries)
+// ordered by nonzero count, most first; equal counts keep index order, so the order is
+// deterministic and the same on every backend. Computed where the matrix lives. The result is
+// a permutation for Permute.
+func (m *SparseMatrix) DegreeOrder(axis Axis) ([]int32, error) {
+	h, err := m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer m.release()
+	rows, cols, _, err := sparseShape(h)
+	if err != nil {
+		return nil, err
+	}
+	n := rows
+	if axis == AxisCols {
+		n = cols
+	}
+	order := int32s(n)
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_sparse_degree_order(h, capi.Enum_SS_sfac_axis(axis), order)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return order, nil
+}
+
+// Permute returns a new matrix with renumbered rows and columns: its row r is row rowOrder[r]
+// of m and its column c is column colOrder[c], i.e. entry (rowOrder[r], colOrder[c]) moves to
+// (r, c) with its value. Each order must hold every index of its side exactly once (else
+// StatusInvalidArgument, naming the first repeated or outside index); nil keeps that side's
+// numbering. Permute the factors to match with DenseMatrix.PermuteRows (A by rowOrder, B by
+// colOrder): SDDMM on the permuted operands gives the permuted product.
+func (m *SparseMatrix) Permute(rowOrder, colOrder []int32) (*SparseMatrix, error) {
+	h, err := m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer m.release()
+	rows, cols, _, err := sparseShape(h)
+	if err != nil {
+		return nil, err
+	}
+	if rowOrder != nil && len(rowOrder) != rows {
+		return nil, errorf(StatusShapeMismatch, "Permute: matrix has %d rows, got %d row indices", rows, len(rowOrder))
+	}
+	if colOrder != nil && len(colOrder) != cols {
+		return nil, errorf(StatusShapeMismatch, "Permute: matrix has %d columns, got %d column indices", cols, len(colOrder))
+	}
+	var out uintptr
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_permute(h, rowOrder, colOrder, &out) })
+	if err != nil {
+		return nil, err
+	}
+	return newSparse(out), nil
+}
+
 // SplitRandom sends each nonzero to test with probability testFraction.
 func (m *SparseMatrix) SplitRandom(testFraction float64, seed uint64) (train, test *SparseMatrix, err error) {
 	h, err := m.acquire()

@@ -4,7 +4,7 @@ import numpy as np
 
 from . import _core
 from ._context import resolve
-from ._lib import Handle, as_float32, call, enum_name, enum_value
+from ._lib import Handle, as_float32, as_order, call, enum_name, enum_value
 
 DTYPES = {"float32": _core.SFAC_DTYPE_FLOAT32, "float16": _core.SFAC_DTYPE_FLOAT16,
           "bfloat16": _core.SFAC_DTYPE_BFLOAT16}
@@ -64,6 +64,14 @@ class DenseMatrix(Handle):
         if arr.shape != self.shape:
             raise ValueError(f"data has shape {arr.shape}, the matrix is {self.shape}")
         call(_core.sfac_dense_upload, self, arr)
+
+    def permute_rows(self, order):
+        """A new matrix of the same dtype whose row r is row order[r] of this one (like
+        `to_numpy()[order]`); order must hold every row index exactly once (else
+        InvalidArgumentError). The inverse permutation (`np.argsort(order)`) undoes it, e.g. to
+        return factors trained on a permuted matrix to the original numbering."""
+        arr = as_order(order, self.shape[0], "order", "rows")
+        return DenseMatrix._adopt(call(_core.sfac_dense_permute_rows, self, arr), self.context)
 
     def __repr__(self):
         if self.closed:

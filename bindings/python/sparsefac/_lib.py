@@ -54,6 +54,16 @@ def as_int32(values, name):
     return np.ascontiguousarray(arr, dtype=np.int32).reshape(-1)
 
 
+def as_order(order, length, name, side):
+    """`order` as a C-contiguous int32 array of `length` entries, one per row or column (`side`
+    says which). Whether it is a permutation is the library's check: its message names the
+    first repeated or outside index."""
+    arr = as_int32(order, name)
+    if arr.size != length:
+        raise ValueError(f"{name} has {arr.size} entries, expected {side} = {length}")
+    return arr
+
+
 def as_int64(values, name):
     arr = np.asarray(values)
     if arr.dtype.kind not in "iu":

@@ -6,11 +6,13 @@ import numpy as np
 
 from . import _core
 from ._context import resolve
-from ._lib import Handle, as_float32, as_int32, as_int64, call, enum_value
+from ._lib import Handle, as_float32, as_int32, as_int64, as_order, call, enum_value
 
 FORMATS = {"auto": _core.SFAC_FORMAT_AUTO, "matrix_market": _core.SFAC_FORMAT_MATRIX_MARKET,
            "triplets": _core.SFAC_FORMAT_TRIPLETS,
            "movielens_dat": _core.SFAC_FORMAT_MOVIELENS_DAT, "csv": _core.SFAC_FORMAT_CSV}
+
+AXES = {"rows": _core.SFAC_AXIS_ROWS, "cols": _core.SFAC_AXIS_COLS}
 
 
 def _flags(sum_duplicates):
@@ -211,6 +213,30 @@ class SparseMatrix(Handle):
     def set_values(self, values):
         """Replaces the nnz values (row-major order); they must be finite."""
         call(_core.sfac_sparse_set_values, self, _checked_values(values, self.nnz))
+
+    # ---- reordering ------------------------------------------------------------------------
+
+    def degree_order(self, axis="rows"):
+        """The rows (axis="rows") or columns (axis="cols") ordered by nonzero count, most first,
+        as an int32 array; equal counts keep index order, so the order is the same on every
+        backend. Computed where the matrix lives. It is a permutation for `permute`."""
+        code = enum_value("axis", axis, AXES)
+        rows, cols, _ = call(_core.sfac_sparse_get_shape, self)
+        out = np.empty(rows if code == _core.SFAC_AXIS_ROWS else cols, np.int32)
+        call(_core.sfac_sparse_degree_order, self, code, out)
+        return out
+
+    def permute(self, row_order=None, col_order=None):
+        """A new matrix with renumbered rows and columns: its row r is row row_order[r] of this
+        one and its column c is column col_order[c], i.e. entry (row_order[r], col_order[c])
+        moves to (r, c) with its value (like `dense[np.ix_(row_order, col_order)]`). Each order
+        must hold every index of its side exactly once (else InvalidArgumentError); None keeps
+        that side. Permute the factors to match with `DenseMatrix.permute_rows`. The new
+        matrix has no `row_ids` / `col_ids`."""
+        rows, cols, _ = call(_core.sfac_sparse_get_shape, self)
+        r = None if row_order is None else as_order(row_order, rows, "row_order", "rows")
+        c = None if col_order is None else as_order(col_order, cols, "col_order", "cols")
+        return SparseMatrix(call(_core.sfac_sparse_permute, self, r, c), self.context)
 
     def write_matrix_market(self, path):
         call(_core.sfac_write_matrix_market, self, os.fspath(path))

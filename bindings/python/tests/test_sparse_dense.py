@@ -275,3 +275,106 @@ def test_read_flags_reach_the_library(ctx, tmp_path):
     dat.write_text("10::20::3::0\n11::20::4::0\n")
     d = sf.SparseMatrix.read(dat, format="movielens_dat", remap_ids=True, context=ctx)
     assert d.shape == (2, 1) and list(d.col_ids.ids) == [20]
+
+
+# Row counts 1, 3, 0, 3, 1; column counts 2, 1, 2, 3; values 1..8 in row-major order.
+DEGREE_ROWS = [0, 1, 1, 1, 3, 3, 3, 4]
+DEGREE_COLS = [3, 0, 2, 3, 0, 1, 2, 3]
+
+
+def degree_matrix(ctx):
+    return sf.SparseMatrix.from_coo(DEGREE_ROWS, DEGREE_COLS, np.arange(1, 9), shape=(5, 4),
+                                    context=ctx)
+
+
+def test_degree_order_by_count_with_ties_in_index_order(ctx):
+    m = degree_matrix(ctx)
+    rows = m.degree_order("rows")
+    assert rows.dtype == np.int32
+    np.testing.assert_array_equal(rows, [1, 3, 0, 4, 2])
+    np.testing.assert_array_equal(m.degree_order(), [1, 3, 0, 4, 2])
+    np.testing.assert_array_equal(m.degree_order("cols"), [3, 0, 2, 1])
+    np.testing.assert_array_equal(m.degree_order(1), [3, 0, 2, 1])  # SFAC_AXIS_COLS
+    with pytest.raises(ValueError, match="axis"):
+        m.degree_order("diagonal")
+    empty = sf.SparseMatrix.from_coo([], [], shape=(0, 3), context=ctx)
+    assert empty.degree_order("rows").size == 0
+    np.testing.assert_array_equal(empty.degree_order("cols"), [0, 1, 2])
+
+
+def test_permute_moves_every_entry_with_its_value(ctx):
+    m = degree_matrix(ctx)
+    before = m.to_dense()
+    row_order = np.array([2, 4, 0, 3, 1])
+    col_order = np.array([1, 3, 0, 2])
+    p = m.permute(row_order, col_order)
+    assert isinstance(p, sf.SparseMatrix) and p.shape == (5, 4) and p.nnz == 8
+    # entry (row_order[r], col_order[c]) is now (r, c), with its value
+    inv_r, inv_c = np.argsort(row_order), np.argsort(col_order)
+    expected = sorted((int(inv_r[r]), int(inv_c[c]), float(v))
+                      for r, c, v in zip(DEGREE_ROWS, DEGREE_COLS, range(1, 9)))
+    r, c, v = p.to_coo()
+    assert list(zip(r.tolist(), c.tolist(), v.tolist())) == expected
+    np.testing.assert_array_equal(p.to_dense(), before[np.ix_(row_order, col_order)])
+    # one side only; None keeps the other
+    np.testing.assert_array_equal(m.permute(row_order=row_order).to_dense(), before[row_order])
+    np.testing.assert_array_equal(m.permute(col_order=col_order).to_dense(),
+                                  before[:, col_order])
+    np.testing.assert_array_equal(m.permute().to_dense(), before)
+    # degree order puts the fullest rows and columns first
+    dp = m.permute(m.degree_order("rows"), m.degree_order("cols"))
+    np.testing.assert_array_equal(dp.degree_order("rows"), np.arange(5))
+    np.testing.assert_array_equal(dp.degree_order("cols"), np.arange(4))
+    np.testing.assert_array_equal(m.to_dense(), before, "the source is unchanged")
+
+
+def test_permute_rows_and_back(ctx, rng):
+    a = rng.standard_normal((5, 3)).astype(np.float32)
+    d = sf.DenseMatrix(a, context=ctx)
+    order = np.array([3, 0, 4, 2, 1], np.int32)
+    p = d.permute_rows(order)
+    assert isinstance(p, sf.DenseMatrix) and p.shape == (5, 3) and p.dtype == "float32"
+    np.testing.assert_array_equal(p.to_numpy(), a[order])
+    back = p.permute_rows(np.argsort(order))
+    np.testing.assert_array_equal(back.to_numpy(), a)
+    np.testing.assert_array_equal(d.to_numpy(), a, "the source is unchanged")
+
+
+def test_permuted_sddmm_is_the_permuted_product(ctx, rng):
+    m = degree_matrix(ctx)
+    a = rng.standard_normal((5, 3)).astype(np.float32)
+    b = rng.standard_normal((4, 3)).astype(np.float32)
+    rows, cols = m.degree_order("rows"), m.degree_order("cols")
+    A, B = sf.DenseMatrix(a, context=ctx), sf.DenseMatrix(b, context=ctx)
+    want = sf.sddmm(A, B, m).permute(rows, cols)
+    got = sf.sddmm(A.permute_rows(rows), B.permute_rows(cols), m.permute(rows, cols))
+    np.testing.assert_array_equal(got.to_coo()[0], want.to_coo()[0])
+    np.testing.assert_allclose(got.values, want.values, rtol=1e-6)
+
+
+def test_non_permutations_are_rejected_with_the_library_message(ctx):
+    m = sf.SparseMatrix.from_coo([0, 1, 2], [0, 1, 1], [1.0, 2.0, 3.0], shape=(3, 2),
+                                 context=ctx)
+    with pytest.raises(sf.InvalidArgumentError, match="repeats") as info:
+        m.permute([0, 0, 1])
+    assert isinstance(info.value, ValueError)
+    assert info.value.code == 1 and info.value.status == "invalid argument"
+    assert "row_order[1] = 0 repeats row_order[0]" in info.value.message
+    with pytest.raises(sf.InvalidArgumentError, match=r"col_order\[1\] = 1 repeats col_order"):
+        m.permute(None, [1, 1])
+    with pytest.raises(sf.InvalidArgumentError, match=r"row_order\[1\] = 3 is outside \[0, 3\)"):
+        m.permute([0, 3, 1])
+    with pytest.raises(ValueError, match="row_order has 2 entries, expected rows = 3"):
+        m.permute([0, 1])
+    with pytest.raises(TypeError, match="integers"):
+        m.permute(["a", "b", "c"])
+    d = sf.DenseMatrix(np.arange(6).reshape(3, 2), context=ctx)
+    with pytest.raises(sf.InvalidArgumentError, match="repeats") as info:
+        d.permute_rows([0, 0, 1])
+    assert info.value.code == 1 and "order[1] = 0 repeats order[0]" in info.value.message
+    with pytest.raises(ValueError, match="order has 4 entries, expected rows = 3"):
+        d.permute_rows([0, 1, 2, 0])
+    np.testing.assert_array_equal(m.to_coo()[0], [0, 1, 2], "a failed call changes nothing")
+    m.close()
+    with pytest.raises(sf.ClosedObjectError):
+        m.degree_order("rows")

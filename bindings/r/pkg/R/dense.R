@@ -47,3 +47,12 @@ dense_upload <- function(x, values) {
   sfac_ok(native_dense_upload(ptr, as.double(t(values))), "dense_upload")
   invisible(x)
 }
+
+# A new dense matrix (same dtype) whose row r is row order[r] of x: as.matrix(x)[order, ].
+# order is 1-based and checked by order_to_index (sparse.R).
+permute_rows <- function(x, order) {
+  ptr <- ptr_of(x, "sfac_dense", "x")
+  idx <- order_to_index(order, x$nrow, "order", "rows")
+  if (is.null(idx)) sfac_abort("'order' must be a permutation of the rows, not NULL")
+  wrap_dense(sfac_ok(native_dense_permute_rows(ptr, idx), "permute_rows")[[1L]])
+}

@@ -184,3 +184,60 @@ as_sparse_arg <- function(x, ctx, arg) {
   m <- sfac_sparse(x, ctx)
   list(ptr = m$ptr, temp = m, matrix = m)
 }
+
+# ---- Reordering ---------------------------------------------------------------------------------
+# Orders are 1-based, like every index of this package: degree_order() returns 1-based
+# indices and permute(x, row_order, col_order) is x[row_order, col_order]. So that messages
+# name R's indices, permutations are checked here (the library's checks, and its wording,
+# with 1-based positions and values) before the 0-based copy goes to the library.
+
+axis_codes <- c(rows = 0L, cols = 1L)
+
+degree_order <- function(x, axis = c("rows", "cols"), ctx = default_context()) {
+  axis <- match.arg(axis)
+  m <- as_sparse_arg(x, ctx, "x")
+  on.exit(if (!is.null(m$temp)) close(m$temp))
+  holder <- if (is.null(m$temp)) x else m$temp
+  n <- if (axis == "rows") holder$nrow else holder$ncol
+  order <- sfac_ok(native_sparse_degree_order(m$ptr, axis_codes[[axis]], n),
+                   "degree_order")[[1L]]
+  order + 1L
+}
+
+permute <- function(x, row_order = NULL, col_order = NULL, ctx = default_context()) {
+  m <- as_sparse_arg(x, ctx, "x")
+  on.exit(if (!is.null(m$temp)) close(m$temp))
+  holder <- if (is.null(m$temp)) x else m$temp
+  rows <- order_to_index(row_order, holder$nrow, "row_order", "rows")
+  cols <- order_to_index(col_order, holder$ncol, "col_order", "columns")
+  out <- wrap_sparse(sfac_ok(native_sparse_permute(m$ptr, rows, cols), "permute")[[1L]])
+  if (inherits(x, "sfac_matrix")) return(out)
+  # R matrices in, a dgCMatrix out (as sfac_sddmm and split_random do).
+  on.exit(close(out), add = TRUE)
+  as_dgc(out)
+}
+
+# A 1-based permutation of 1..n (NULL passes through) as the library's 0-based integers.
+order_to_index <- function(order, n, arg, side) {
+  if (is.null(order)) return(NULL)
+  if (!is.numeric(order)) sfac_abort(sprintf("'%s' must be numeric", arg))
+  if (anyNA(order)) sfac_abort(sprintf("'%s' must not contain NA", arg))
+  if (any(order != floor(order))) sfac_abort(sprintf("'%s' must hold whole numbers", arg))
+  if (length(order) != n) {
+    sfac_abort(sprintf("'%s' has %d entries, the matrix %s %s", arg, length(order),
+                       format(n, scientific = FALSE), side), 4L)
+  }
+  outside <- which(order < 1 | order > n)
+  if (length(outside)) {
+    k <- outside[1L]
+    sfac_abort(sprintf("%s[%d] = %s is outside [1, %s]", arg, k,
+                       format(order[k], scientific = FALSE), format(n, scientific = FALSE)))
+  }
+  repeated <- which(duplicated(order))
+  if (length(repeated)) {
+    k <- repeated[1L]
+    sfac_abort(sprintf("%s[%d] = %s repeats %s[%d]", arg, k, format(order[k]), arg,
+                       match(order[k], order)))
+  }
+  as.integer(order - 1)
+}

@@ -112,6 +112,23 @@ public final class DenseMatrix extends NativeHandle {
     return Shapes.unflatten(toArray(), (int) r[0], (int) c[0]);
   }
 
+  /**
+   * A new matrix of the same storage type whose row r is row {@code order[r]} of this one;
+   * order must hold every row index exactly once ({@link Status#INVALID_ARGUMENT} otherwise,
+   * naming the first repeated or outside index). The inverse permutation
+   * ({@code inverse[order[r]] = r}) undoes it, e.g. to return factors trained on a permuted
+   * matrix to the original numbering.
+   */
+  public DenseMatrix permuteRows(int[] order) {
+    Objects.requireNonNull(order, "order");
+    Shapes.requireLength(order, Shapes.length(rows(), "rows"), "order", "rows");
+    long[] out = new long[1];
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_dense_permute_rows(self.address, order, out));
+    }
+    return new DenseMatrix(out[0]);
+  }
+
   private int size() {
     long[] r = new long[1];
     long[] c = new long[1];

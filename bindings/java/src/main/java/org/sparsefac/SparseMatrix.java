@@ -20,6 +20,18 @@ public final class SparseMatrix extends NativeHandle {
     }
   }
 
+  /** A side of the matrix, for {@link #degreeOrder}. */
+  public enum Axis {
+    ROWS(sfac_axis.SFAC_AXIS_ROWS),
+    COLS(sfac_axis.SFAC_AXIS_COLS);
+
+    final int code;
+
+    Axis(int code) {
+      this.code = code;
+    }
+  }
+
   /** Triplets: entry t is (rowIndices[t], colIndices[t], values[t]). */
   public record Coo(int[] rowIndices, int[] colIndices, float[] values) {}
 
@@ -240,5 +252,48 @@ public final class SparseMatrix extends NativeHandle {
     try (Lease self = lease()) {
       SparsefacException.check(Native.sfac_sparse_set_values(self.address, values));
     }
+  }
+
+  /**
+   * The rows ({@link Axis#ROWS}: rows entries) or columns ({@link Axis#COLS}: cols entries)
+   * ordered by nonzero count, most first; equal counts keep index order, so the order is
+   * deterministic and the same on every backend. Computed where the matrix lives. The result is
+   * a permutation for {@link #permute}.
+   */
+  public int[] degreeOrder(Axis axis) {
+    Objects.requireNonNull(axis, "axis");
+    long[] s = shape();
+    int[] order = axis == Axis.ROWS
+        ? new int[Shapes.length(s[0], "rows")]
+        : new int[Shapes.length(s[1], "cols")];
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_sparse_degree_order(self.address, axis.code, order));
+    }
+    return order;
+  }
+
+  /**
+   * A new matrix with renumbered rows and columns: its row r is row {@code rowOrder[r]} of this
+   * one and its column c is column {@code colOrder[c]}, i.e. entry
+   * ({@code rowOrder[r]}, {@code colOrder[c]}) moves to (r, c) with its value. Each order must
+   * hold every index of its side exactly once ({@link Status#INVALID_ARGUMENT} otherwise, naming
+   * the first repeated or outside index); null keeps that side's numbering. Permute the factors
+   * to match with {@link DenseMatrix#permuteRows} (A by rowOrder, B by colOrder): {@link Sddmm}
+   * on the permuted operands gives the permuted product.
+   */
+  public SparseMatrix permute(int[] rowOrder, int[] colOrder) {
+    long[] s = shape();
+    if (rowOrder != null) {
+      Shapes.requireLength(rowOrder, Shapes.length(s[0], "rows"), "rowOrder", "rows");
+    }
+    if (colOrder != null) {
+      Shapes.requireLength(colOrder, Shapes.length(s[1], "cols"), "colOrder", "cols");
+    }
+    long[] out = new long[1];
+    try (Lease self = lease()) {
+      SparsefacException.check(
+          Native.sfac_sparse_permute(self.address, rowOrder, colOrder, out));
+    }
+    return adopt(out);
   }
 }

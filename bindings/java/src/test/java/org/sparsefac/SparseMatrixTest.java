@@ -196,4 +196,133 @@ class SparseMatrixTest {
       assertEquals(Status.IO, directory.status(), directory.getMessage());
     }
   }
+
+  // Row counts 1, 3, 0, 3, 1; column counts 2, 1, 2, 3; values 1..8 in row-major order.
+  static final int[] DEGREE_ROWS = {0, 1, 1, 1, 3, 3, 3, 4};
+  static final int[] DEGREE_COLS = {3, 0, 2, 3, 0, 1, 2, 3};
+  static final float[] DEGREE_VALUES = {1f, 2f, 3f, 4f, 5f, 6f, 7f, 8f};
+
+  @Test
+  void degreeOrderIsByCountWithTiesInIndexOrder() {
+    try (Context ctx = Context.cpu(1, 0);
+        SparseMatrix m = SparseMatrix.fromCoo(ctx, 5, 4, DEGREE_ROWS, DEGREE_COLS, DEGREE_VALUES);
+        SparseMatrix empty = SparseMatrix.fromCoo(ctx, 0, 3, new int[0], new int[0], null)) {
+      assertArrayEquals(new int[] {1, 3, 0, 4, 2}, m.degreeOrder(SparseMatrix.Axis.ROWS));
+      assertArrayEquals(new int[] {3, 0, 2, 1}, m.degreeOrder(SparseMatrix.Axis.COLS));
+      assertEquals(0, empty.degreeOrder(SparseMatrix.Axis.ROWS).length);
+      assertArrayEquals(new int[] {0, 1, 2}, empty.degreeOrder(SparseMatrix.Axis.COLS));
+      assertThrows(NullPointerException.class, () -> m.degreeOrder(null));
+    }
+  }
+
+  @Test
+  void permuteMovesEveryEntryWithItsValue() {
+    int[] rowOrder = {2, 4, 0, 3, 1};
+    int[] colOrder = {1, 3, 0, 2};
+    try (Context ctx = Context.cpu(1, 0);
+        SparseMatrix m = SparseMatrix.fromCoo(ctx, 5, 4, DEGREE_ROWS, DEGREE_COLS, DEGREE_VALUES);
+        SparseMatrix p = m.permute(rowOrder, colOrder)) {
+      assertEquals(5, p.rows());
+      assertEquals(4, p.cols());
+      assertEquals(8, p.nnz());
+      float[][] before = dense(m);
+      float[][] after = dense(p);
+      // Entry (rowOrder[r], colOrder[c]) is now (r, c), with its value.
+      for (int r = 0; r < 5; r++) {
+        for (int c = 0; c < 4; c++) {
+          assertEquals(before[rowOrder[r]][colOrder[c]], after[r][c], "(" + r + ", " + c + ")");
+        }
+      }
+      // Exactly: entry (1, 0) = 2 went to (4, 2), entry (0, 3) = 1 to (2, 1), ...
+      SparseMatrix.Coo coo = p.toCoo();
+      assertArrayEquals(new int[] {1, 2, 3, 3, 3, 4, 4, 4}, coo.rowIndices());
+      assertArrayEquals(new int[] {1, 1, 0, 2, 3, 1, 2, 3}, coo.colIndices());
+      assertArrayEquals(new float[] {8f, 1f, 6f, 5f, 7f, 4f, 2f, 3f}, coo.values());
+
+      try (SparseMatrix rowsOnly = m.permute(rowOrder, null);
+          SparseMatrix colsOnly = m.permute(null, colOrder);
+          SparseMatrix byDegree = m.permute(m.degreeOrder(SparseMatrix.Axis.ROWS),
+              m.degreeOrder(SparseMatrix.Axis.COLS))) {
+        float[][] rows = dense(rowsOnly);
+        float[][] cols = dense(colsOnly);
+        for (int r = 0; r < 5; r++) {
+          for (int c = 0; c < 4; c++) {
+            assertEquals(before[rowOrder[r]][c], rows[r][c]);
+            assertEquals(before[r][colOrder[c]], cols[r][c]);
+          }
+        }
+        assertArrayEquals(new int[] {0, 1, 2, 3, 4}, byDegree.degreeOrder(SparseMatrix.Axis.ROWS));
+        assertArrayEquals(new int[] {0, 1, 2, 3}, byDegree.degreeOrder(SparseMatrix.Axis.COLS));
+      }
+      assertArrayEquals(DEGREE_VALUES, m.values(), "the source is unchanged");
+    }
+  }
+
+  @Test
+  void permuteRowsAndBack() {
+    float[] data = {1f, 2f, 3f, 4f, 5f, 6f, 7f, 8f, 9f, 10f};
+    int[] order = {3, 0, 4, 2, 1};
+    int[] inverse = new int[order.length];
+    for (int r = 0; r < order.length; r++) {
+      inverse[order[r]] = r;
+    }
+    try (Context ctx = Context.cpu(1, 0);
+        DenseMatrix d = DenseMatrix.of(ctx, 5, 2, data);
+        DenseMatrix p = d.permuteRows(order);
+        DenseMatrix back = p.permuteRows(inverse)) {
+      assertEquals(5, p.rows());
+      assertEquals(2, p.cols());
+      assertEquals(DenseMatrix.Storage.FLOAT32, p.storage());
+      assertArrayEquals(new float[] {7f, 8f, 1f, 2f, 9f, 10f, 5f, 6f, 3f, 4f}, p.toArray());
+      assertArrayEquals(data, back.toArray());
+      assertArrayEquals(data, d.toArray(), "the source is unchanged");
+    }
+  }
+
+  @Test
+  void nonPermutationsAreRejected() {
+    try (Context ctx = Context.cpu(1, 0);
+        SparseMatrix m = SparseMatrix.fromCoo(ctx, 3, 2, new int[] {0, 1, 2},
+            new int[] {0, 1, 1}, new float[] {1f, 2f, 3f});
+        DenseMatrix d = DenseMatrix.of(ctx, 3, 2, new float[] {1f, 2f, 3f, 4f, 5f, 6f})) {
+      SparsefacException repeat = assertThrows(SparsefacException.class,
+          () -> m.permute(new int[] {0, 0, 1}, null));
+      assertEquals(Status.INVALID_ARGUMENT, repeat.status());
+      assertTrue(repeat.getMessage().contains("row_order[1] = 0 repeats row_order[0]"),
+          repeat.getMessage());
+      SparsefacException cols = assertThrows(SparsefacException.class,
+          () -> m.permute(null, new int[] {1, 1}));
+      assertEquals(Status.INVALID_ARGUMENT, cols.status());
+      assertTrue(cols.getMessage().contains("repeats"), cols.getMessage());
+      SparsefacException outside = assertThrows(SparsefacException.class,
+          () -> m.permute(new int[] {0, 3, 1}, null));
+      assertEquals(Status.INVALID_ARGUMENT, outside.status());
+      assertTrue(outside.getMessage().contains("is outside"), outside.getMessage());
+      SparsefacException length = assertThrows(SparsefacException.class,
+          () -> m.permute(new int[] {0, 1}, null));
+      assertEquals(Status.SHAPE_MISMATCH, length.status());
+      assertTrue(length.getMessage().contains("rowOrder has 2 entries, expected 3"),
+          length.getMessage());
+
+      SparsefacException dense = assertThrows(SparsefacException.class,
+          () -> d.permuteRows(new int[] {0, 0, 1}));
+      assertEquals(Status.INVALID_ARGUMENT, dense.status());
+      assertTrue(dense.getMessage().contains("order[1] = 0 repeats order[0]"),
+          dense.getMessage());
+      assertEquals(Status.SHAPE_MISMATCH,
+          assertThrows(SparsefacException.class, () -> d.permuteRows(new int[] {0, 1})).status());
+      assertThrows(NullPointerException.class, () -> d.permuteRows(null));
+      assertArrayEquals(new int[] {0, 1, 2}, m.toCoo().rowIndices(), "nothing changed");
+    }
+  }
+
+  /** The matrix as a dense array, built from its triplets. */
+  static float[][] dense(SparseMatrix m) {
+    float[][] out = new float[(int) m.rows()][(int) m.cols()];
+    SparseMatrix.Coo coo = m.toCoo();
+    for (int t = 0; t < coo.values().length; t++) {
+      out[coo.rowIndices()[t]][coo.colIndices()[t]] = coo.values()[t];
+    }
+    return out;
+  }
 }
