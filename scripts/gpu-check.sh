@@ -3,7 +3,10 @@
 # binary and libsparsefac are built here with CUDA and carried in .carry/ together with the
 # runtime libraries they need:
 #   scripts/gpu-check.sh prepare     # on the dev machine: build-cuda/ -> .carry/
-#   scripts/gpu-check.sh run         # on the device: GPU tests, compute-sanitizer, summary
+#   scripts/gpu-check.sh run         # on the device: GPU tests, compute-sanitizer, the Python
+#                                    # package's tests against the CUDA library, summary
+# The Python extension is compiled there (its Python differs from this machine's), from the
+# SWIG wrapper generated here into .carry/py together with the package's modules.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -18,6 +21,11 @@ prepare() {
   cp -L build-cuda/libsparsefac.so.0 .carry/lib/
   cp build-cuda/tests/sparsefac_tests .carry/bin/
   cp build-cuda/bench/bench_sddmm_cuda .carry/bin/
+  mkdir -p .carry/py/sparsefac
+  cp bindings/python/sparsefac/*.py .carry/py/sparsefac/
+  swig -python -threads -DSWIGWORDSIZE64 -interface _core -Ibindings/swig -Iinclude \
+    -outdir .carry/py -o .carry/py/sparsefac_python_wrap.c bindings/swig/sparsefac.i || exit 1
+  rm -f .carry/py/sparsefac.py  # SWIG's proxy module: the package calls _core directly
   du -sh .carry
 }
 
@@ -37,9 +45,28 @@ run() {
     --gtest_filter='Cuda.SddmmInPlace*:Cuda.SparseAndDense*:Cuda.SddmmTiled*:Cuda.SddmmDense*:Cuda.SddmmCorner*' >"$out/racecheck.log" 2>&1
   local racecheck_rc=$?
   tail -n 3 "$out/memcheck.log" "$out/racecheck.log"
+  python_tests "$out"
+  local python_rc=$?
   echo
   printf '%-12s %s\n' check exit
-  printf '%-12s %s\n' gtest "$gtest_rc" memcheck "$memcheck_rc" racecheck "$racecheck_rc"
+  printf '%-12s %s\n' gtest "$gtest_rc" memcheck "$memcheck_rc" racecheck "$racecheck_rc" \
+    python "$python_rc"
+}
+
+# The Python package on the CUDA library: its CUDA tests (skipped in CI) and the array tests.
+python_tests() {
+  local out=$1 py=.carry/py
+  local ext inc
+  ext=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))") || return 1
+  inc=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])") || return 1
+  gcc -O1 -shared -fPIC -fvisibility=hidden -I"$inc" -Iinclude "$py/sparsefac_python_wrap.c" \
+    -L.carry/lib -l:libsparsefac.so.0 -o "$py/sparsefac/_core$ext" || return 1
+  PYTHONPATH="$PWD/$py" PYTHONDONTWRITEBYTECODE=1 OMP_NUM_THREADS=2 python3 -m pytest -q -rs \
+    -p no:cacheprovider bindings/python/tests/test_cuda.py bindings/python/tests/test_sddmm.py \
+    bindings/python/tests/test_sparse_dense.py >"$out/python.log" 2>&1
+  local rc=$?
+  tail -n 2 "$out/python.log"
+  return $rc
 }
 
 case "${1:-run}" in

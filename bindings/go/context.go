@@ -140,5 +140,37 @@ func (c *Context) Seed() (uint64, error) {
 	return out[0], err
 }
 
+// SetStream queues a CUDA context's device work (SDDMM and the like) on stream, a
+// cudaStream_t of the context's device passed as its address (the uintptr Go's CUDA bindings
+// hand out), so that it is ordered with the caller's own work on that stream; 0 makes it the
+// context's own stream again, the default. Work the context queued on the previous stream runs
+// before anything it queues on the new one; uploads, downloads, plan creation and closing
+// objects stay ordered with the current stream (their memory belongs to the context's own
+// stream). The stream must stay valid until it is replaced or the context and its objects are
+// closed. Not safe against concurrent calls on the same context. CPU contexts accept only 0
+// (StatusUnsupported otherwise).
+func (c *Context) SetStream(stream uintptr) error {
+	h, err := c.acquire()
+	if err != nil {
+		return err
+	}
+	defer c.release()
+	return call(func() capi.Enum_SS_sfac_status { return capi.Sfac_context_set_stream(h, stream) })
+}
+
+// Stream is the stream the context's device work is queued on, as the address of its
+// cudaStream_t: its own stream unless SetStream chose another; 0 for CPU contexts. Recording an
+// event on it after a call marks the call's completion.
+func (c *Context) Stream() (uintptr, error) {
+	h, err := c.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer c.release()
+	var stream uintptr
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_context_get_stream(h, &stream) })
+	return stream, err
+}
+
 // Version is the version string of the loaded library.
 func Version() string { return capi.Sfac_version_string() }

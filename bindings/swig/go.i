@@ -10,6 +10,8 @@
  *   API accepts wherever an argument "may be NULL".
  * - Output handles `sfac_x** out` become *uintptr; the Go layer converts the address back into
  *   the generated handle type. No Go memory ever holds a C pointer the GC would have to trace.
+ * - A CUDA stream (the caller's cudaStream_t) is a uintptr, as Go's CUDA bindings hand it out:
+ *   `void* stream` in, `void** out` as *uintptr; 0 is NULL.
  * - The epoch callback is a runtime/cgo.Handle (uintptr) to a Go function; the C side installs
  *   the trampoline of trampoline.c with the handle as user_data (0 clears the callback).
  */
@@ -49,6 +51,14 @@ SFAC_GO_OUT_HANDLE(sfac_sddmm_plan)
 SFAC_GO_OUT_HANDLE(sfac_train_options)
 SFAC_GO_OUT_HANDLE(sfac_trainer)
 SFAC_GO_OUT_HANDLE(sfac_model)
+
+/* CUDA streams: opaque addresses the library never dereferences on the Go side. */
+%typemap(gotype) void* stream "uintptr"
+%typemap(in) void* stream %{ $1 = (void*)$input; %}
+%typemap(gotype) void** out "*uintptr"
+%typemap(in) void** out %{ $1 = ($1_ltype)$input; %}
+%typemap(argout) void** out ""
+%typemap(freearg) void** out ""
 
 /* The device name is owned by the context: copy it into a Go string before returning. */
 %typemap(gotype) const char** out "*string"

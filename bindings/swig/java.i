@@ -6,7 +6,8 @@
  * never see handles, status codes or SWIG names.
  *
  * - Every opaque handle crosses as a Java long (its address); an output handle `sfac_x** out`
- *   is a long[1] that receives it. The idiomatic layer owns the handles (AutoCloseable).
+ *   is a long[1] that receives it. The idiomatic layer owns the handles (AutoCloseable). A CUDA
+ *   stream (`void* stream`, `void** out`) crosses the same way, but nobody here owns it.
  * - Enums are int constants in package-private classes named after them (sfac_status.SFAC_OK);
  *   enum outputs are int[1].
  * - Arrays cross as Java primitive arrays, pinned or copied once per call by
@@ -71,6 +72,29 @@ SFAC_JAVA_HANDLE(sfac_sddmm_plan)
 SFAC_JAVA_HANDLE(sfac_train_options)
 SFAC_JAVA_HANDLE(sfac_trainer)
 SFAC_JAVA_HANDLE(sfac_model)
+
+/* ---- CUDA streams ------------------------------------------------------------------------- */
+
+/* A cudaStream_t crosses as its address in a Java long, as JCuda's
+ * cudaStream_t.getNativePointer() hands it out (0 = NULL); the stream out-parameter is a long[1],
+ * like an output handle. */
+%typemap(jni) void* stream "jlong"
+%typemap(jtype) void* stream "long"
+%typemap(jstype) void* stream "long"
+%typemap(javain) void* stream "$javainput"
+%typemap(in) void* stream %{ $1 = (void*)(intptr_t)$input; %}
+
+%typemap(jni) void** out "jlongArray"
+%typemap(jtype) void** out "long[]"
+%typemap(jstype) void** out "long[]"
+%typemap(javain) void** out "$javainput"
+%typemap(in) void** out (void* stream = NULL) %{ $1 = $input ? &stream : NULL; %}
+%typemap(argout) void** out {
+  if ($input) {
+    jlong address = (jlong)(intptr_t)stream$argnum;
+    JCALL4(SetLongArrayRegion, jenv, $input, 0, 1, &address);
+  }
+}
 
 /* ---- Primitive arrays --------------------------------------------------------------------- */
 

@@ -24,10 +24,10 @@
 %include "r.i"
 #endif
 
-/* A CUDA stream is the caller's cudaStream_t. Python passes it as an integer handle (python.i:
- * what torch and cupy expose); the other bindings have no stream type to pass yet, so their
- * contexts keep their own stream. */
-#if !defined(SWIGPYTHON)
+/* A CUDA stream is the caller's cudaStream_t. Python, Java and Go pass it as an opaque integer
+ * handle (<lang>.i: what torch and cupy, JCuda's getNativePointer() and Go's CUDA bindings
+ * expose); R has no stream type to pass, so its contexts keep their own stream. */
+#if defined(SWIGR)
 %ignore sfac_context_set_stream;
 %ignore sfac_context_get_stream;
 #endif

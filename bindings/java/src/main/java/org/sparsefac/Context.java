@@ -69,6 +69,40 @@ public final class Context extends NativeHandle {
     }
   }
 
+  /**
+   * CUDA contexts: queues the context's device work ({@link Sddmm} and the like) on
+   * {@code stream}, a {@code cudaStream_t} of the context's device passed as its address (what
+   * JCuda's {@code cudaStream_t.getNativePointer()} returns), so that it is ordered with the
+   * caller's own work on that stream; 0 makes it the context's own stream again, the default.
+   * Work the context queued on the previous stream runs before anything it queues on the new
+   * one; uploads, downloads, plan creation and closing objects stay ordered with the current
+   * stream (their memory belongs to the context's own stream). The stream must stay valid until
+   * it is replaced or the context and its objects are closed. Not thread-safe against other
+   * calls on the same context.
+   *
+   * @param stream the address of a {@code cudaStream_t} of the context's device, or 0
+   * @throws SparsefacException with {@link Status#UNSUPPORTED} when a CPU context is given a
+   *     stream other than 0
+   */
+  public void setStream(long stream) {
+    try (Lease c = lease()) {
+      SparsefacException.check(Native.sfac_context_set_stream(c.address, stream));
+    }
+  }
+
+  /**
+   * The stream the context's device work is queued on, as the address of its
+   * {@code cudaStream_t}: its own stream unless {@link #setStream(long)} chose another; 0 for
+   * CPU contexts. Recording an event on it after a call marks the call's completion.
+   */
+  public long stream() {
+    long[] out = new long[1];
+    try (Lease c = lease()) {
+      SparsefacException.check(Native.sfac_context_get_stream(c.address, out));
+    }
+    return out[0];
+  }
+
   /** Version of the loaded native library, e.g. "0.1.0". */
   public static String libraryVersion() {
     return Native.sfac_version_string();

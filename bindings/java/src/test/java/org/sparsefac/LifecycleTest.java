@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -45,6 +46,30 @@ class LifecycleTest {
   }
 
   @Test
+  void cpuContextsHaveNoStream() {
+    try (Context ctx = Context.cpu(1, 0)) {
+      assertEquals(0L, ctx.stream());
+      ctx.setStream(0);
+      SparsefacException e = assertThrows(SparsefacException.class, () -> ctx.setStream(0x1234L));
+      assertEquals(Status.UNSUPPORTED, e.status());
+      assertTrue(e.getMessage().contains("no device streams"), e.getMessage());
+      assertEquals(0L, ctx.stream());
+    }
+  }
+
+  @Test
+  void cudaContextStream() {
+    assumeTrue(Context.cudaDeviceCount() > 0, "no CUDA device");
+    try (Context gpu = Context.builder().backend(Backend.CUDA).build()) {
+      long own = gpu.stream();
+      assertTrue(own != 0L, "a CUDA context has a stream of its own");
+      gpu.setStream(own); // its own stream, by handle
+      gpu.setStream(0);
+      assertEquals(own, gpu.stream());
+    }
+  }
+
+  @Test
   void everyUseAfterCloseThrowsIllegalState() {
     Context ctx = Context.cpu(1, 0);
     SparseMatrix m = SparseMatrix.fromCoo(ctx, 2, 2, new int[] {0}, new int[] {1}, null);
@@ -78,6 +103,8 @@ class LifecycleTest {
     trainer.close();
 
     assertThrows(IllegalStateException.class, ctx::threads);
+    assertThrows(IllegalStateException.class, ctx::stream);
+    assertThrows(IllegalStateException.class, () -> ctx.setStream(0));
     assertThrows(IllegalStateException.class, m::nnz);
     assertThrows(IllegalStateException.class, m::toCoo);
     assertThrows(IllegalStateException.class, d::toArray);
