@@ -1,7 +1,6 @@
 package sparsefac_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -17,13 +16,7 @@ func TestSDDMMMatchesTripleLoop(t *testing.T) { checkSDDMM(t, cpuContext(t, 1)) 
 
 // On a CUDA build with a device; skipped elsewhere.
 func TestSDDMMOnCUDAMatchesTripleLoop(t *testing.T) {
-	ctx, err := sparsefac.NewContext(sparsefac.CUDA)
-	var e *sparsefac.Error
-	if errors.As(err, &e) && (e.Status == sparsefac.StatusUnsupported || e.Status == sparsefac.StatusDevice) {
-		t.Skipf("no CUDA: %v", err)
-	}
-	must(t, err)
-	defer ctx.Close()
+	ctx := cudaContext(t)
 	name, err := ctx.DeviceName()
 	must(t, err)
 	t.Logf("device: %s", name)

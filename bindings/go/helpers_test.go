@@ -39,6 +39,20 @@ func cpuContext(t testing.TB, seed uint64) *sparsefac.Context {
 	return ctx
 }
 
+// cudaContext opens a CUDA context (closed at the end of the test), or skips the test on a build
+// without CUDA or a machine without a device.
+func cudaContext(t testing.TB) *sparsefac.Context {
+	t.Helper()
+	ctx, err := sparsefac.NewContext(sparsefac.CUDA)
+	var e *sparsefac.Error
+	if errors.As(err, &e) && (e.Status == sparsefac.StatusUnsupported || e.Status == sparsefac.StatusDevice) {
+		t.Skipf("no CUDA: %v", err)
+	}
+	must(t, err)
+	t.Cleanup(func() { ctx.Close() })
+	return ctx
+}
+
 func randomFloats(rng *rand.Rand, n int) []float32 {
 	out := make([]float32, n)
 	for i := range out {

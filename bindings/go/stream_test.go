@@ -1,7 +1,6 @@
 package sparsefac_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -34,13 +33,7 @@ func TestCPUContextsHaveNoStream(t *testing.T) {
 
 // On a CUDA build with a device; skipped elsewhere.
 func TestCUDAContextStream(t *testing.T) {
-	ctx, err := sparsefac.NewContext(sparsefac.CUDA)
-	var e *sparsefac.Error
-	if errors.As(err, &e) && (e.Status == sparsefac.StatusUnsupported || e.Status == sparsefac.StatusDevice) {
-		t.Skipf("no CUDA: %v", err)
-	}
-	must(t, err)
-	defer ctx.Close()
+	ctx := cudaContext(t)
 	own, err := ctx.Stream()
 	must(t, err)
 	if own == 0 {
