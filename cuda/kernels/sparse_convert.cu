@@ -31,19 +31,15 @@ void with_thrust_errors(const char* what, F&& f) {
 
 __global__ void coo_keys(const int32_t* rows, const int32_t* cols, int64_t n, uint64_t* keys,
                          int64_t* order) {
-  for (int64_t e = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; e < n;
-       e += int64_t{gridDim.x} * blockDim.x) {
+  for_each_index(n, [&](int64_t e) {
     keys[e] = static_cast<uint64_t>(rows[e]) << 32 | static_cast<uint32_t>(cols[e]);
     order[e] = e;
-  }
+  });
 }
 
 // heads[j] = 1 where sorted entry j starts a new (row, col).
 __global__ void run_heads(const uint64_t* keys, int64_t n, int64_t* heads) {
-  for (int64_t j = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; j < n;
-       j += int64_t{gridDim.x} * blockDim.x) {
-    heads[j] = j == 0 || keys[j] != keys[j - 1] ? 1 : 0;
-  }
+  for_each_index(n, [&](int64_t j) { heads[j] = j == 0 || keys[j] != keys[j - 1] ? 1 : 0; });
 }
 
 // One thread per run of equal keys: its column, row, and the values summed in input order
@@ -51,16 +47,15 @@ __global__ void run_heads(const uint64_t* keys, int64_t n, int64_t* heads) {
 __global__ void run_sums(const uint64_t* keys, const int64_t* order, const int64_t* heads,
                          const int64_t* slot, const float* values, int64_t n, int32_t* cols,
                          int32_t* rows, float* sums) {
-  for (int64_t j = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; j < n;
-       j += int64_t{gridDim.x} * blockDim.x) {
-    if (!heads[j]) continue;
+  for_each_index(n, [&](int64_t j) {
+    if (!heads[j]) return;
     float sum = values ? values[order[j]] : 1.0f;
     for (int64_t t = j + 1; t < n && !heads[t]; ++t) sum += values ? values[order[t]] : 1.0f;
     const int64_t o = slot[j];
     cols[o] = static_cast<int32_t>(static_cast<uint32_t>(keys[j]));
     rows[o] = static_cast<int32_t>(keys[j] >> 32);
     sums[o] = sum;
-  }
+  });
 }
 
 template <typename T>
