@@ -57,6 +57,24 @@ using Plan = std::unique_ptr<sfac_sddmm_plan, PlanDeleter>;
         << "message was: " << sfac_last_error();                              \
   } while (0)
 
+// A test matrix as COO triplets (any order): r[e], c[e], v[e] per entry.
+struct Triplets {
+  int64_t rows = 0, cols = 0;
+  std::vector<int32_t> r, c;
+  std::vector<float> v;
+};
+
+// sfac_sparse_create_coo on the triplets; a failure fails the test.
+inline Sparse create_sparse(sfac_context* ctx, const Triplets& t,
+                            uint32_t flags = SFAC_SPARSE_DEFAULT) {
+  sfac_sparse* m = nullptr;
+  EXPECT_EQ(sfac_sparse_create_coo(ctx, t.rows, t.cols, static_cast<int64_t>(t.r.size()),
+                                   t.r.data(), t.c.data(), t.v.data(), flags, &m),
+            SFAC_OK)
+      << sfac_last_error();
+  return Sparse(m);
+}
+
 inline Context make_cpu_context(int threads = 0, uint64_t seed = 42) {
   sfac_context* ctx = nullptr;
   EXPECT_EQ(sfac_context_create(SFAC_BACKEND_CPU, 0, threads, seed, &ctx), SFAC_OK)

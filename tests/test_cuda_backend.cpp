@@ -34,11 +34,7 @@ Context make_cuda_context() {
   return Context(ctx);
 }
 
-struct Pattern {
-  int64_t rows, cols;
-  std::vector<int32_t> r, c;
-  std::vector<float> v;
-};
+using Pattern = Triplets;
 
 // Power-law rows with empty rows, optionally one row holding most nonzeros.
 Pattern make_pattern(int64_t rows, int64_t cols, int64_t nnz, bool huge_row, std::mt19937_64& g) {
@@ -58,15 +54,6 @@ Pattern make_pattern(int64_t rows, int64_t cols, int64_t nnz, bool huge_row, std
     p.v.push_back(val(g));
   }
   return p;
-}
-
-Sparse upload(sfac_context* ctx, const Pattern& p) {
-  sfac_sparse* s = nullptr;
-  EXPECT_EQ(sfac_sparse_create_coo(ctx, p.rows, p.cols, static_cast<int64_t>(p.r.size()),
-                                   p.r.data(), p.c.data(), p.v.data(), 0, &s),
-            SFAC_OK)
-      << sfac_last_error();
-  return Sparse(s);
 }
 
 Dense dense(sfac_context* ctx, int64_t rows, int64_t cols, const std::vector<float>& data) {
@@ -218,7 +205,7 @@ TEST(Cuda, SparseAndDenseMatricesRoundTripLikeOnTheCpu) {
   std::mt19937_64 g(test_seed());
   Context gpu = make_cuda_context(), cpu = make_cpu_context(2);
   const Pattern p = make_pattern(300, 200, 5000, true, g);
-  Sparse a = upload(gpu.get(), p), b = upload(cpu.get(), p);
+  Sparse a = create_sparse(gpu.get(), p), b = create_sparse(cpu.get(), p);
   const int64_t nnz = static_cast<int64_t>(p.r.size());
   int64_t got_nnz = 0;
   SFAC_ASSERT_OK(sfac_sparse_get_shape(a.get(), nullptr, nullptr, &got_nnz));
@@ -254,7 +241,7 @@ TEST(Cuda, SddmmMatchesTheFp64ReferenceForEveryAlgorithmModeAndK) {
   std::normal_distribution<float> d;
   for (bool huge_row : {false, true}) {
     const Pattern p = make_pattern(400, 300, 12000, huge_row, g);
-    Sparse s = upload(ctx.get(), p);
+    Sparse s = create_sparse(ctx.get(), p);
     const auto [off, cols, sv] = download(s.get());
     const int64_t nnz = static_cast<int64_t>(cols.size());
     for (int64_t k : {1, 3, 32, 100, 128, 512}) {
@@ -309,7 +296,7 @@ TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
   Context ctx = make_cuda_context();
   std::normal_distribution<float> d;
   const Pattern p = make_pattern(3000, 2500, 90000, true, g);
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   const StoredCsr csr = download(s.get());
   struct Run {
     int64_t k;
@@ -337,7 +324,7 @@ TEST(Cuda, SddmmAutoPicksBandTilesOnlyWhenBOutgrowsL2) {
   sfac_sddmm_plan* raw_plan = nullptr;
   {
     const Pattern small = make_pattern(400, 3000, 12000, false, g);  // 1%: no dense tiles
-    Sparse s = upload(ctx.get(), small);
+    Sparse s = create_sparse(ctx.get(), small);
     SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), 512, SFAC_SDDMM_ALG_AUTO, &raw_plan));
     Plan plan(raw_plan);
     sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
@@ -358,7 +345,7 @@ TEST(Cuda, SddmmAutoPicksBandTilesOnlyWhenBOutgrowsL2) {
       p.v.push_back(1.0f);
     }
   }
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO, &raw_plan));
   Plan plan(raw_plan);
   sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
@@ -389,7 +376,7 @@ TEST(Cuda, SddmmInPlaceAndEmptyMatrices) {
   SFAC_REQUIRE_CUDA_DEVICE();
   Context ctx = make_cuda_context();
   const Pattern p{3, 2, {0, 2, 2}, {1, 0, 1}, {2.0f, 3.0f, 4.0f}};
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   Dense a = dense(ctx.get(), 3, 2, {1, 1, 0, 0, 1, 2}), b = dense(ctx.get(), 2, 2, {1, 0, 0, 1});
   SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_SCALED, 1.0f, a.get(), b.get(), s.get(), 0.0f,
                             s.get(), nullptr));
@@ -424,7 +411,7 @@ TEST(Cuda, UnsupportedRequestsSaySo) {
   SFAC_REQUIRE_CUDA_DEVICE();
   Context ctx = make_cuda_context();
   const Pattern p{3, 2, {0, 2}, {1, 0}, {2.0f, 3.0f}};
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   sfac_train_options* opts = nullptr;
   SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_ALS, &opts));
   sfac_model* model = nullptr;
@@ -433,7 +420,7 @@ TEST(Cuda, UnsupportedRequestsSaySo) {
   sfac_train_options_destroy(opts);
   // Objects of a CPU context cannot be mixed into a CUDA call.
   Context cpu = make_cpu_context(1);
-  Sparse on_cpu = upload(cpu.get(), p);
+  Sparse on_cpu = create_sparse(cpu.get(), p);
   Dense a = dense(ctx.get(), 3, 4, std::vector<float>(12, 1.0f));
   Dense b = dense(ctx.get(), 2, 4, std::vector<float>(8, 1.0f));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "another backend",
@@ -449,7 +436,7 @@ TEST(Cuda, SddmmWithHalfPrecisionFactorsMatchesTheReferenceOnStoredValues) {
   Context ctx = make_cuda_context();
   std::normal_distribution<float> d;
   const Pattern p = make_pattern(300, 250, 9000, true, g);
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   const auto [off, cols, sv] = download(s.get());
   const int64_t nnz = static_cast<int64_t>(cols.size());
   for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16}) {
@@ -513,7 +500,7 @@ TEST(Cuda, SddmmDenseTilesMatchTheReferenceOnDensePatterns) {
       }
     }
   }
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   const StoredCsr csr = download(s.get());
   sfac_sddmm_plan* raw_plan = nullptr;
   sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
@@ -557,7 +544,7 @@ TEST(Cuda, SddmmCornerTilesMatchTheReferenceOnPowerLawPatterns) {
     p.c.push_back(j);
     p.v.push_back(d(g));
   }
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   const StoredCsr csr = download(s.get());
   for (auto [k, alg] : {std::pair{int64_t{256}, SFAC_SDDMM_ALG_AUTO},
                         std::pair{int64_t{136}, SFAC_SDDMM_ALG_TILED}}) {
@@ -595,7 +582,7 @@ TEST(Cuda, SddmmCornerTilesWithoutResidual) {
       p.v.push_back(d(g));
     }
   }
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   const StoredCsr csr = download(s.get());
   sfac_sddmm_plan* raw_plan = nullptr;
   SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_TILED, &raw_plan));
@@ -622,7 +609,7 @@ TEST(Cuda, SddmmRunsOnTheCallersStream) {
   EXPECT_EQ(current, static_cast<void*>(stream));
 
   const Pattern p = make_pattern(300, 200, 6000, false, g);
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   const StoredCsr csr = download(s.get());
   const int64_t nnz = static_cast<int64_t>(csr.cols.size()), k = 32;
   std::normal_distribution<float> d;
@@ -779,7 +766,7 @@ TEST(Cuda, DegreeOrdersAndPermutationsMatchTheHost) {
   Context cpu = make_cpu_context(2);
   for (const auto& [rows, cols, draws] : {std::tuple{300, 40, 3000}, {20000, 5000, 400000}}) {
     const Pattern p = make_pattern(rows, cols, draws, true, g);
-    const Sparse on_gpu = upload(gpu.get(), p), on_cpu = upload(cpu.get(), p);
+    const Sparse on_gpu = create_sparse(gpu.get(), p), on_cpu = create_sparse(cpu.get(), p);
     std::vector<int32_t> orders[2];
     for (const sfac_axis axis : {SFAC_AXIS_ROWS, SFAC_AXIS_COLS}) {
       const int64_t n = axis == SFAC_AXIS_ROWS ? rows : cols;
@@ -882,7 +869,7 @@ TEST(Cuda, SddmmOnSingleColumnsAndReorderedRows) {
   }
   patterns.push_back(reordered);
   for (const Pattern& p : patterns) {
-    Sparse s = upload(ctx.get(), p);
+    Sparse s = create_sparse(ctx.get(), p);
     const StoredCsr csr = download(s.get());
     for (int64_t k : {1, 3, 32, 100, 128, 512}) {
       for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_AUTO, SFAC_SDDMM_ALG_ROW_SPLIT,
@@ -926,7 +913,7 @@ TEST(Cuda, SddmmNonzeroSplitOnLongRowsOfMixedLengths) {
     }
   }
   ASSERT_GE(static_cast<int64_t>(p.r.size()), std::max<int64_t>(128 * rows, 1 << 20));
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   const StoredCsr csr = download(s.get());
   std::vector<float> old(csr.cols.size());
   for (float& x : old) x = d(g);
@@ -958,8 +945,8 @@ TEST(Cuda, SddmmComparesSeparatelyMadePatternsOnTheDevice) {
   std::mt19937_64 g(test_seed() + 71);
   Context ctx = make_cuda_context();
   Pattern p = make_pattern(200, 150, 3000, false, g);
-  Sparse s = upload(ctx.get(), p);
-  Sparse equal = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
+  Sparse equal = create_sparse(ctx.get(), p);
   const StoredCsr csr = download(s.get());
   // One nonzero moved to a column its row does not hold: same shape and count, other pattern.
   Pattern q = p;
@@ -971,7 +958,7 @@ TEST(Cuda, SddmmComparesSeparatelyMadePatternsOnTheDevice) {
       break;
     }
   }
-  Sparse other = upload(ctx.get(), q);
+  Sparse other = create_sparse(ctx.get(), q);
   const int64_t k = 16;
   std::normal_distribution<float> d;
   std::vector<float> a(p.rows * k), b(p.cols * k);
@@ -1005,7 +992,7 @@ TEST(Cuda, HalfPrecisionOverflowAndMixedTypesAreRejected) {
   SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), 1, 2, SFAC_DTYPE_BFLOAT16, big.data(), &raw));
   Dense ok(raw);  // 70000 fits bfloat16's range
   const Pattern p{3, 2, {0, 2}, {1, 0}, {2.0f, 3.0f}};
-  Sparse s = upload(ctx.get(), p);
+  Sparse s = create_sparse(ctx.get(), p);
   Dense a = dense(ctx.get(), 3, 8, std::vector<float>(24, 1.0f));
   sfac_dense* rb = nullptr;
   SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), 2, 8, SFAC_DTYPE_BFLOAT16,
@@ -1021,7 +1008,7 @@ TEST(Cuda, MatricesAndPlansOutliveTheirContext) {
   sfac_context* ctx = nullptr;
   SFAC_ASSERT_OK(sfac_context_create(SFAC_BACKEND_CUDA, 0, 1, 0, &ctx));
   const Pattern p{3, 2, {0, 2, 2}, {1, 0, 1}, {2.0f, 3.0f, 4.0f}};
-  Sparse s = upload(ctx, p);
+  Sparse s = create_sparse(ctx, p);
   Dense a = dense(ctx, 3, 4, std::vector<float>(12, 1.0f));
   Dense b = dense(ctx, 2, 4, std::vector<float>(8, 0.5f));
   sfac_sddmm_plan* raw_plan = nullptr;

@@ -14,12 +14,6 @@ using namespace sfac_test;
 
 namespace {
 
-struct Triplets {
-  int64_t rows = 0, cols = 0;
-  std::vector<int32_t> r, c;
-  std::vector<float> v;
-};
-
 // Distinct cells with skewed row and column degrees (many equal counts, some empty lines).
 Triplets skewed_triplets(int64_t rows, int64_t cols, int64_t draws, std::mt19937_64& g) {
   Triplets t{rows, cols, {}, {}, {}};
@@ -35,15 +29,6 @@ Triplets skewed_triplets(int64_t rows, int64_t cols, int64_t draws, std::mt19937
     t.v.push_back(value(g));
   }
   return t;
-}
-
-Sparse create(sfac_context* ctx, const Triplets& t) {
-  sfac_sparse* m = nullptr;
-  EXPECT_EQ(sfac_sparse_create_coo(ctx, t.rows, t.cols, static_cast<int64_t>(t.r.size()),
-                                   t.r.data(), t.c.data(), t.v.data(), 0, &m),
-            SFAC_OK)
-      << sfac_last_error();
-  return Sparse(m);
 }
 
 std::vector<int32_t> random_permutation(int64_t n, std::mt19937_64& g) {
@@ -87,7 +72,7 @@ TEST(Reorder, DegreeOrderIsByCountDescendingWithTiesInIndexOrder) {
   // Row counts 1, 3, 0, 3, 1; column counts 2, 1, 2, 3.
   const Triplets t{
       5, 4, {0, 1, 1, 1, 3, 3, 3, 4}, {3, 0, 2, 3, 0, 1, 2, 3}, {1, 2, 3, 4, 5, 6, 7, 8}};
-  const Sparse m = create(ctx.get(), t);
+  const Sparse m = create_sparse(ctx.get(), t);
   EXPECT_EQ(degree_order(m.get(), SFAC_AXIS_ROWS), (std::vector<int32_t>{1, 3, 0, 4, 2}));
   EXPECT_EQ(degree_order(m.get(), SFAC_AXIS_COLS), (std::vector<int32_t>{3, 0, 2, 1}));
 }
@@ -98,7 +83,7 @@ TEST(Reorder, DegreeOrderOfRandomSkewedMatrices) {
   for (const auto& [rows, cols, draws] :
        {std::tuple{1, 1, 1}, {300, 40, 2000}, {2000, 700, 20000}}) {
     const Triplets t = skewed_triplets(rows, cols, draws, g);
-    const Sparse m = create(ctx.get(), t);
+    const Sparse m = create_sparse(ctx.get(), t);
     std::vector<int64_t> row_count(rows, 0), col_count(cols, 0);
     for (size_t e = 0; e < t.r.size(); ++e) {
       ++row_count[t.r[e]];
@@ -127,7 +112,7 @@ TEST(Reorder, PermuteMovesEveryEntryWithItsValue) {
   std::mt19937_64 g(test_seed());
   auto ctx = make_cpu_context(2);
   const Triplets t = skewed_triplets(500, 300, 6000, g);
-  const Sparse m = create(ctx.get(), t);
+  const Sparse m = create_sparse(ctx.get(), t);
   const std::vector<int32_t> row_order = random_permutation(t.rows, g);
   const std::vector<int32_t> col_order = random_permutation(t.cols, g);
   const std::vector<int32_t> row_rank = inverse(row_order), col_rank = inverse(col_order);
@@ -161,7 +146,7 @@ TEST(Reorder, DegreeOrderedMatrixHasNonIncreasingRowAndColumnCounts) {
   std::mt19937_64 g(test_seed());
   auto ctx = make_cpu_context();
   const Triplets t = skewed_triplets(800, 200, 9000, g);
-  const Sparse m = create(ctx.get(), t);
+  const Sparse m = create_sparse(ctx.get(), t);
   const auto rows = degree_order(m.get(), SFAC_AXIS_ROWS);
   const auto cols = degree_order(m.get(), SFAC_AXIS_COLS);
   sfac_sparse* raw = nullptr;
@@ -185,7 +170,7 @@ TEST(Reorder, SddmmOnPermutedOperandsIsThePermutedProduct) {
   auto ctx = make_cpu_context(2);
   const int64_t k = 13;
   const Triplets t = skewed_triplets(120, 90, 2500, g);
-  const Sparse s = create(ctx.get(), t);
+  const Sparse s = create_sparse(ctx.get(), t);
   std::normal_distribution<float> nd;
   std::vector<float> a(t.rows * k), b(t.cols * k);
   for (float& x : a) x = nd(g);
@@ -256,7 +241,7 @@ TEST(Reorder, EmptyMatricesAndEmptyLines) {
   Sparse(raw).reset();
   // Rows and columns without nonzeros come last, in index order.
   const Triplets t{4, 3, {2}, {1}, {5.0f}};
-  const Sparse m = create(ctx.get(), t);
+  const Sparse m = create_sparse(ctx.get(), t);
   EXPECT_EQ(degree_order(m.get(), SFAC_AXIS_ROWS), (std::vector<int32_t>{2, 0, 1, 3}));
   EXPECT_EQ(degree_order(m.get(), SFAC_AXIS_COLS), (std::vector<int32_t>{1, 0, 2}));
   const std::vector<int32_t> rows{3, 2, 1, 0};
@@ -268,7 +253,7 @@ TEST(Reorder, EmptyMatricesAndEmptyLines) {
 TEST(Reorder, BadArgumentsNameTheProblemAndLeaveOutputsAlone) {
   auto ctx = make_cpu_context();
   const Triplets t{3, 2, {0, 1, 2}, {0, 1, 1}, {1, 2, 3}};
-  const Sparse m = create(ctx.get(), t);
+  const Sparse m = create_sparse(ctx.get(), t);
   std::vector<int32_t> order(3, -7);
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "matrix",
                     sfac_sparse_degree_order(nullptr, SFAC_AXIS_ROWS, order.data()));

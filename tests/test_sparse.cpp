@@ -13,11 +13,7 @@ using namespace sfac_test;
 
 namespace {
 
-struct Coo {
-  int64_t rows = 0, cols = 0;
-  std::vector<int32_t> r, c;
-  std::vector<float> v;
-};
+using Coo = Triplets;
 
 // Random COO with distinct (row, col) pairs in shuffled order.
 Coo random_coo(int64_t rows, int64_t cols, int64_t nnz, std::mt19937_64& rng) {
@@ -42,15 +38,6 @@ Coo random_coo(int64_t rows, int64_t cols, int64_t nnz, std::mt19937_64& rng) {
     shuffled.v.push_back(coo.v[i]);
   }
   return shuffled;
-}
-
-Sparse create(sfac_context* ctx, const Coo& coo, uint32_t flags = SFAC_SPARSE_DEFAULT) {
-  sfac_sparse* m = nullptr;
-  EXPECT_EQ(sfac_sparse_create_coo(ctx, coo.rows, coo.cols, static_cast<int64_t>(coo.r.size()),
-                                   coo.r.data(), coo.c.data(), coo.v.data(), flags, &m),
-            SFAC_OK)
-      << sfac_last_error();
-  return Sparse(m);
 }
 
 // (row, col, value) sorted by (row, col): what every download must reproduce.
@@ -123,7 +110,7 @@ TEST(Sparse, CooInAnyOrderIsStoredSortedAndConvertsToCsrAndCsc) {
                                  {1000, 3, 2000},
                                  {3, 1000, 2000}}) {
     const Coo coo = random_coo(rows, cols, nnz, rng);
-    Sparse m = create(ctx.get(), coo);
+    Sparse m = create_sparse(ctx.get(), coo);
     ASSERT_TRUE(m);
     expect_matches(m.get(), coo);
   }
@@ -133,7 +120,7 @@ TEST(Sparse, CsrAndCscInputsGiveTheSameMatrixAsCoo) {
   std::mt19937_64 rng(test_seed() + 1);
   Context ctx = make_cpu_context(2);
   const Coo coo = random_coo(150, 90, 1500, rng);
-  Sparse from_coo = create(ctx.get(), coo);
+  Sparse from_coo = create_sparse(ctx.get(), coo);
   const int64_t nnz = static_cast<int64_t>(coo.r.size());
 
   std::vector<int64_t> ro(coo.rows + 1), co(coo.cols + 1);
@@ -179,7 +166,7 @@ TEST(Sparse, EmptyMatricesAndEmptyRowsAreValid) {
   expect_matches(empty.get(), Coo{5, 4, {}, {}, {}});
   // Rows 0, 2 and 4 empty.
   const Coo holes{5, 4, {3, 1, 3}, {0, 2, 3}, {1.5f, -2.0f, 3.0f}};
-  expect_matches(create(ctx.get(), holes).get(), holes);
+  expect_matches(create_sparse(ctx.get(), holes).get(), holes);
 }
 
 TEST(Sparse, DuplicatesAreAnErrorByDefaultAndSummedOnRequest) {
@@ -190,7 +177,7 @@ TEST(Sparse, DuplicatesAreAnErrorByDefaultAndSummedOnRequest) {
                     sfac_sparse_create_coo(ctx.get(), 4, 4, 5, dup.r.data(), dup.c.data(),
                                            dup.v.data(), 0, &raw));
   EXPECT_EQ(raw, kSentinel);
-  Sparse summed = create(ctx.get(), dup, SFAC_SPARSE_SUM_DUPLICATES);
+  Sparse summed = create_sparse(ctx.get(), dup, SFAC_SPARSE_SUM_DUPLICATES);
   expect_matches(summed.get(), Coo{4, 4, {0, 1, 3}, {0, 2, 0}, {4.0f, 1.75f, 2.0f}});
 
   const int64_t offsets[] = {0, 0, 3, 3, 3};
@@ -286,7 +273,7 @@ TEST(Sparse, CreateLikeSharesThePatternWithOwnValues) {
   std::mt19937_64 rng(test_seed() + 2);
   Context ctx = make_cpu_context(2);
   const Coo coo = random_coo(40, 30, 300, rng);
-  Sparse s = create(ctx.get(), coo);
+  Sparse s = create_sparse(ctx.get(), coo);
   sfac_sparse* raw = nullptr;
   SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), nullptr, &raw));
   Sparse zeros(raw);
@@ -317,7 +304,7 @@ TEST(Sparse, CreateLikeSharesThePatternWithOwnValues) {
 TEST(Sparse, SetValuesReplacesValuesAndRejectsNaNWithoutChangingThem) {
   Context ctx = make_cpu_context(1);
   const Coo coo{2, 2, {0, 1}, {1, 0}, {1.0f, 2.0f}};
-  Sparse m = create(ctx.get(), coo);
+  Sparse m = create_sparse(ctx.get(), coo);
   const float fresh[] = {5.0f, 6.0f};
   SFAC_ASSERT_OK(sfac_sparse_set_values(m.get(), fresh));
   EXPECT_EQ(values_of(m.get()), std::vector<float>({5.0f, 6.0f}));
@@ -332,7 +319,7 @@ TEST(Sparse, ConcurrentReadersSeeOneConsistentCsc) {
   std::mt19937_64 rng(test_seed() + 3);
   Context ctx = make_cpu_context(1);
   const Coo coo = random_coo(500, 400, 20000, rng);
-  Sparse m = create(ctx.get(), coo);
+  Sparse m = create_sparse(ctx.get(), coo);
   std::vector<std::vector<int32_t>> results(4, std::vector<int32_t>(coo.r.size()));
   std::vector<std::thread> threads;
   for (auto& out : results) {
