@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <vector>
 
@@ -580,6 +581,33 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
   return std::make_unique<SddmmPlan>(pattern.pattern_id(), k, algorithm);
 }
 
+namespace {
+
+class ForeignOrder {
+ public:
+  ForeignOrder(const CudaBackend& self, std::initializer_list<const Backend*> owners)
+      : self_(self) {
+    for (const Backend* owner : owners) {
+      const auto* cuda = static_cast<const CudaBackend*>(owner);
+      if (cuda == &self_ || std::find(foreign_.begin(), foreign_.end(), cuda) != foreign_.end())
+        continue;
+      foreign_.push_back(cuda);
+      SFAC_CUDA_TRY(self_.order(cuda->stream(), self_.stream()));
+    }
+  }
+  ~ForeignOrder() {
+    for (const CudaBackend* cuda : foreign_) (void)self_.order(self_.stream(), cuda->stream());
+  }
+  ForeignOrder(const ForeignOrder&) = delete;
+  ForeignOrder& operator=(const ForeignOrder&) = delete;
+
+ private:
+  const CudaBackend& self_;
+  std::vector<const CudaBackend*> foreign_;
+};
+
+}  // namespace
+
 void CudaBackend::sddmm(const SddmmCall& call) {
   DeviceGuard guard(device_);
   const auto& a = dynamic_cast<const CudaDenseMatrix&>(call.a);
@@ -588,6 +616,10 @@ void CudaBackend::sddmm(const SddmmCall& call) {
   auto& p = dynamic_cast<CudaSparseMatrix&>(call.p);
   SFAC_REQUIRE(a.dtype() == b.dtype(), SFAC_ERR_UNSUPPORTED,
                "a and b must have the same dtype (mixed factor storage is not supported)");
+  // Operands made by another context of this device (one that may be gone: objects outlive
+  // their context) are ordered through that context's current stream: this call runs after
+  // what it queued there, and what it queues next runs after this call.
+  ForeignOrder foreign(*this, {&a.backend(), &b.backend(), &s.backend(), &p.backend()});
   kernels::SddmmArgs args{};
   args.a = a.data();
   args.b = b.data();

@@ -60,10 +60,11 @@ class CudaBackend final : public Backend {
   void set_stream(void* stream) override;
   void* stream_handle() const override { return stream_; }
 
- private:
-  // Everything queued on `first` so far runs before what is queued on `then` next.
+  // Everything queued on `first` so far runs before what is queued on `then` next (any two
+  // streams of this device).
   cudaError_t order(cudaStream_t first, cudaStream_t then) const noexcept;
 
+ private:
   int device_;
   int64_t l2_bytes_ = 0;
   int num_threads_;
