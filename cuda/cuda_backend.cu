@@ -15,6 +15,7 @@
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/kernels/sddmm_cells.cuh"
 #include "cuda/kernels/sddmm_corner.cuh"
 #include "cuda/kernels/sddmm_dense_tiles.cuh"
 #include "cuda/kernels/sddmm_kernels.cuh"
@@ -301,19 +302,22 @@ class CudaDenseMatrix final : public DenseMatrix {
 size_t element_size(kernels::ElemType elem) { return elem == kernels::ElemType::F32 ? 4 : 2; }
 
 // A TILED plan owns the tables of the tiled kernels it may run (see sddmm_tiled.cuh,
-// sddmm_dense_tiles.cuh and sddmm_corner.cuh): band tiles where their table is no larger than
-// the pattern itself, dense tensor-core tiles for 16-bit factors where the pattern is dense
-// enough, or else for its dense corners (tiles at least `corner_density` dense once rows and
-// columns are ranked by degree). Calls none serves run the nonzero-split kernel. A plan that
-// AUTO chose runs the bands only for factors whose B exceeds `min_b_bytes`, and the dense tiles
-// only from K = `min_dense_k` (the regimes they win in, see make_sddmm_plan).
+// sddmm_cells.cuh, sddmm_dense_tiles.cuh and sddmm_corner.cuh): band tiles where their table is
+// no larger than the pattern itself, cells where the pattern is a few percent dense, dense
+// tensor-core tiles for 16-bit factors where it is dense enough, or else for its dense corners
+// (tiles at least `corner_density` dense once rows and columns are ranked by degree). Calls none
+// serves run the nonzero-split kernel. A plan that AUTO chose runs the bands only for factors
+// whose B exceeds `min_b_bytes`, the cells only for float32 factors (`cells_f32_only`), and the
+// dense tiles only from K = `min_dense_k` (the regimes they win in, see make_sddmm_plan).
 class CudaTiledPlan final : public SddmmPlan {
  public:
   CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id,
-                const CudaPattern& pattern, int64_t k, bool bands, bool dense, int64_t min_b_bytes,
-                int64_t min_dense_k, double corner_density, cudaStream_t stream)
+                const CudaPattern& pattern, int64_t k, bool bands, bool cells, bool dense,
+                int64_t min_b_bytes, bool cells_f32_only, int64_t min_dense_k,
+                double corner_density, int device, cudaStream_t stream)
       : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED),
         backend_(std::move(backend)),
+        cells_f32_only_(cells_f32_only),
         b_elements_(pattern.cols * k),
         min_b_bytes_(min_b_bytes),
         dense_k_ok_(k >= min_dense_k),
@@ -322,6 +326,11 @@ class CudaTiledPlan final : public SddmmPlan {
       kernels::build_band_tables(pattern.offsets.data(), pattern.indices.data(), pattern.rows,
                                  tiling_, tables_, stream);
       has_bands_ = true;
+    }
+    if (cells && kernels::cells_pay(pattern.rows, pattern.cols, pattern.nnz)) {
+      kernels::build_cell_tables(pattern.offsets.data(), pattern.indices.data(), pattern.rows,
+                                 pattern.cols, pattern.nnz, device, cells_, cell_tables_, stream);
+      has_cells_ = true;
     }
     if (dense && kernels::dense_tiles_pay(pattern.rows, pattern.cols, pattern.nnz)) {
       dense_.bands = kernels::dense_bands(pattern.cols);
@@ -332,7 +341,7 @@ class CudaTiledPlan final : public SddmmPlan {
       dense_.seg_start = dense_starts_.data();
       has_dense_ = true;
     }
-    if (corner_density > 0.0 && !dense_applies() && k % 8 == 0) {
+    if (corner_density > 0.0 && !dense_applies() && !has_cells_ && k % 8 == 0) {
       has_corners_ = kernels::build_corner_tables(pattern.offsets.data(), pattern.indices.data(),
                                                   pattern.rows_of_nonzeros(stream), pattern.rows,
                                                   pattern.cols, pattern.nnz, corner_density,
@@ -351,6 +360,12 @@ class CudaTiledPlan final : public SddmmPlan {
     if (!has_bands_ || b_bytes <= min_b_bytes_) return nullptr;
     return &tiling_;
   }
+  // Null for patterns sparser than kMinCellDensity, and for 16-bit factors in an AUTO plan (they
+  // run the dense tiles from K = 256 and gather faster than the cells below).
+  const kernels::CellTiling* cells(kernels::ElemType elem) const {
+    if (!has_cells_ || (cells_f32_only_ && elem != kernels::ElemType::F32)) return nullptr;
+    return &cells_;
+  }
   // Null for float32 factors (tensor cores would round them), sparse patterns, and K below
   // `min_dense_k`.
   const kernels::DenseTiling* dense(kernels::ElemType elem) const {
@@ -365,12 +380,15 @@ class CudaTiledPlan final : public SddmmPlan {
   // Declared first, destroyed last: the buffers are freed on the backend's stream, which must
   // outlive them even when the context is destroyed before the plan.
   std::shared_ptr<Backend> backend_;
+  bool cells_f32_only_;
   int64_t b_elements_;
   int64_t min_b_bytes_;
   bool dense_k_ok_;
-  bool has_bands_ = false, has_dense_ = false, has_corners_ = false;
+  bool has_bands_ = false, has_cells_ = false, has_dense_ = false, has_corners_ = false;
   kernels::BandTables tables_;
   kernels::BandTiling tiling_;
+  kernels::CellTables cell_tables_;
+  kernels::CellTiling cells_;
   DeviceBuffer<int32_t> dense_starts_;
   kernels::DenseTiling dense_;
   kernels::CornerTables corner_tables_;
@@ -537,7 +555,7 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
   DeviceGuard guard(device_);
   OwnStreamWork order(*this);  // the plan's tables are built on (and owned by) the own stream
   int64_t min_b_bytes = -1, min_dense_k = 0;  // explicit TILED: every tile kernel, any K
-  bool bands = true, dense = true;
+  bool bands = true, cells = true, dense = true, cells_f32_only = false;
   double corner_density = kernels::kMinDenseTileDensity;
   if (algorithm == SFAC_SDDMM_ALG_AUTO) {
     // The nonzero-split kernel balances any row-length distribution and reuses A across a row
@@ -559,19 +577,24 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
         s.cols() * k * static_cast<int64_t>(sizeof(float)) > min_b_bytes &&
         kernels::band_tiling_pays(kernels::plan_band_tiling(s.rows(), s.cols()), s.rows(), s.nnz());
     dense = k >= min_dense_k && kernels::dense_tiles_pay(s.rows(), s.cols(), s.nnz());
-    if (!bands && !dense && corner_density > 0.0) {
+    // Patterns a few percent dense run float32 factors on cells once K is wide enough for the
+    // gathers of B to be the bound: 2k x 2k at 4%, 21 vs 26 us at K = 256, 33 vs 46 at K = 512,
+    // but 15 vs 12 us at K = 128 (docs/perf-notes.md).
+    cells = k >= kernels::kMinCellK && kernels::cells_pay(s.rows(), s.cols(), s.nnz());
+    cells_f32_only = true;
+    if (!bands && !cells && !dense && corner_density > 0.0) {
       // Whether the pattern has dense corners is known once their tables are built.
-      auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(),
-                                                  k, false, false, min_b_bytes, min_dense_k,
-                                                  corner_density, own_stream_);
+      auto plan = std::make_unique<CudaTiledPlan>(
+          shared_from_this(), s.pattern_id(), s.pattern(), k, false, false, false, min_b_bytes,
+          true, min_dense_k, corner_density, device_, own_stream_);
       if (plan->has_corners()) return plan;
     }
-    algorithm = bands || dense ? SFAC_SDDMM_ALG_TILED : SFAC_SDDMM_ALG_NNZ_SPLIT;
+    algorithm = bands || cells || dense ? SFAC_SDDMM_ALG_TILED : SFAC_SDDMM_ALG_NNZ_SPLIT;
   }
   if (algorithm == SFAC_SDDMM_ALG_TILED) {
     auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k,
-                                                bands, dense, min_b_bytes, min_dense_k,
-                                                corner_density, own_stream_);
+                                                bands, cells, dense, min_b_bytes, cells_f32_only,
+                                                min_dense_k, corner_density, device_, own_stream_);
     // Calls the tiles do not serve run the nonzero split, which needs each nonzero's row.
     if (!plan->bands(kernels::ElemType::F32) || !plan->bands(kernels::ElemType::BF16))
       s.pattern().rows_of_nonzeros(own_stream_);
@@ -638,6 +661,8 @@ void CudaBackend::sddmm(const SddmmCall& call) {
     const auto& plan = static_cast<const CudaTiledPlan&>(call.plan);
     const kernels::DenseTiling* dense = plan.dense(args.elem);
     if (dense && kernels::launch_sddmm_dense_tiles(args, *dense, s.cols(), stream_)) return;
+    const kernels::CellTiling* cells = plan.cells(args.elem);
+    if (cells && kernels::launch_sddmm_cells(args, *cells, s.cols(), stream_)) return;
     const kernels::CornerTiling* corners = plan.corners(args.elem);
     if (corners && kernels::launch_sddmm_corner_tiles(args, *corners, s.cols(), stream_)) {
       kernels::SddmmArgs rest = args;  // the nonzeros in no corner tile

@@ -42,7 +42,7 @@ run() {
     --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*' >"$out/memcheck.log" 2>&1
   local memcheck_rc=$?
   compute-sanitizer --tool racecheck --error-exitcode 9 "$tests" \
-    --gtest_filter='Cuda.SddmmInPlace*:Cuda.SparseAndDense*:Cuda.SddmmTiled*:Cuda.SddmmDense*:Cuda.SddmmCorner*' >"$out/racecheck.log" 2>&1
+    --gtest_filter='Cuda.SddmmInPlace*:Cuda.SparseAndDense*:Cuda.SddmmTiled*:Cuda.SddmmDense*:Cuda.SddmmCellsOnACluster*:Cuda.SddmmCorner*' >"$out/racecheck.log" 2>&1
   local racecheck_rc=$?
   tail -n 3 "$out/memcheck.log" "$out/racecheck.log"
   python_tests "$out"

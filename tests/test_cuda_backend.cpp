@@ -480,8 +480,8 @@ TEST(Cuda, SddmmWithHalfPrecisionFactorsMatchesTheReferenceOnStoredValues) {
 // A dense pattern (~6%, 333 x 290: partial tiles in both directions, an empty row, a full
 // row): AUTO keeps the nonzero split at K = 72 and picks TILED at K = 264, whose 16-bit calls
 // run the tensor-core tiles (four full 64-wide slices and a partial one) in every mode, in
-// place too; float32 on the same plan runs the nonzero split. All against the fp64 reference
-// on the stored factors.
+// place too; float32 on the same plan runs the cells. All against the fp64 reference on the
+// stored factors.
 TEST(Cuda, SddmmDenseTilesMatchTheReferenceOnDensePatterns) {
   SFAC_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 g(test_seed() + 41);
@@ -514,6 +514,91 @@ TEST(Cuda, SddmmDenseTilesMatchTheReferenceOnDensePatterns) {
   EXPECT_EQ(alg, SFAC_SDDMM_ALG_TILED);
   expect_plan_matches(ctx.get(), s.get(), csr, rows, cols, k,
                       {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT32}, plan.get(), g);
+}
+
+// Uniform pattern of the given density with an empty row (9), an empty column (300) and a full
+// row (260), where the shape has them.
+Pattern dense_ish_pattern(int64_t rows, int64_t cols, double density, std::mt19937_64& g) {
+  Pattern p{rows, cols, {}, {}, {}};
+  std::bernoulli_distribution keep(density);
+  std::normal_distribution<float> d;
+  for (int32_t i = 0; i < rows; ++i) {
+    for (int32_t c = 0; c < cols; ++c) {
+      if (i == 9 || c == 300) continue;
+      if (i == 260 || keep(g)) {
+        p.r.push_back(i);
+        p.c.push_back(c);
+        p.v.push_back(d(g));
+      }
+    }
+  }
+  return p;
+}
+
+// Cells (sddmm_cells.cuh), which explicit TILED runs for every element type and K on patterns at
+// least 2% dense: a 700 x 600 pattern at ~5% (3 x 3 cells, the last row block and band partial,
+// an empty row, a full row and an empty column) with K split over clusters of up to 8 parts
+// (the last chunk partial at K = 100 and 136), and a 40% dense 300 x 280 pattern whose cells
+// need several passes of shared-memory slots. AUTO takes them for float32 from K = 192 only.
+// Every mode, in place too, against the fp64 reference.
+TEST(Cuda, SddmmCellsMatchTheReferenceAcrossPartsAndPasses) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 45);
+  Context ctx = make_cuda_context();
+  struct Shape {
+    int64_t rows, cols;
+    double density;
+  };
+  for (Shape shape : {Shape{700, 600, 0.05}, Shape{300, 280, 0.4}}) {
+    Sparse s =
+        create_sparse(ctx.get(), dense_ish_pattern(shape.rows, shape.cols, shape.density, g));
+    const StoredCsr csr = download(s.get());
+    struct Run {
+      int64_t k;
+      sfac_dtype dtype;
+    };
+    for (Run run :
+         {Run{4, SFAC_DTYPE_FLOAT32}, Run{32, SFAC_DTYPE_FLOAT32}, Run{100, SFAC_DTYPE_FLOAT32},
+          Run{512, SFAC_DTYPE_FLOAT32}, Run{8, SFAC_DTYPE_BFLOAT16}, Run{136, SFAC_DTYPE_FLOAT16},
+          Run{128, SFAC_DTYPE_BFLOAT16}}) {
+      sfac_sddmm_plan* raw_plan = nullptr;
+      SFAC_ASSERT_OK(
+          sfac_sddmm_plan_create(ctx.get(), s.get(), run.k, SFAC_SDDMM_ALG_TILED, &raw_plan));
+      Plan plan(raw_plan);
+      SCOPED_TRACE(testing::Message() << "rows=" << shape.rows << " k=" << run.k);
+      expect_plan_matches(ctx.get(), s.get(), csr, shape.rows, shape.cols, run.k, {run.dtype},
+                          plan.get(), g);
+    }
+    for (auto [k, want] : {std::pair{int64_t{128}, SFAC_SDDMM_ALG_NNZ_SPLIT},
+                           std::pair{int64_t{200}, SFAC_SDDMM_ALG_TILED}}) {
+      sfac_sddmm_plan* raw_plan = nullptr;
+      SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO, &raw_plan));
+      Plan plan(raw_plan);
+      sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
+      SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &alg));
+      EXPECT_EQ(alg, want) << "k=" << k;
+      if (k == 200) {
+        SCOPED_TRACE(testing::Message() << "auto rows=" << shape.rows << " k=" << k);
+        expect_plan_matches(ctx.get(), s.get(), csr, shape.rows, shape.cols, k,
+                            {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}, plan.get(), g);
+      }
+    }
+  }
+}
+
+// The smallest case with every part of the cell kernel (a cluster of 4 parts adding their
+// sums through distributed shared memory, three chunks in flight, several passes of slots), for
+// racecheck, which the test above would keep busy for many minutes.
+TEST(Cuda, SddmmCellsOnAClusterWithPasses) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 46);
+  Context ctx = make_cuda_context();
+  Sparse s = create_sparse(ctx.get(), dense_ish_pattern(300, 280, 0.4, g));
+  const StoredCsr csr = download(s.get());
+  sfac_sddmm_plan* raw_plan = nullptr;
+  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), 100, SFAC_SDDMM_ALG_TILED, &raw_plan));
+  Plan plan(raw_plan);
+  expect_plan_matches(ctx.get(), s.get(), csr, 300, 280, 100, {SFAC_DTYPE_FLOAT32}, plan.get(), g);
 }
 
 // A power-law pattern (rows and columns both skewed, ids shuffled so that the dense corner is

@@ -58,6 +58,19 @@ struct Elem<__nv_bfloat16> {
   }
 };
 
+// acc + dot(a, b) as a chain of FMAs for float32.
+template <typename T>
+__device__ __forceinline__ float dot_acc(uint4 a, uint4 b, float acc) {
+  return acc + Elem<T>::dot(a, b);
+}
+template <>
+__device__ __forceinline__ float dot_acc<float>(uint4 a, uint4 b, float acc) {
+  acc = fmaf(__uint_as_float(a.x), __uint_as_float(b.x), acc);
+  acc = fmaf(__uint_as_float(a.y), __uint_as_float(b.y), acc);
+  acc = fmaf(__uint_as_float(a.z), __uint_as_float(b.z), acc);
+  return fmaf(__uint_as_float(a.w), __uint_as_float(b.w), acc);
+}
+
 __device__ __forceinline__ uint4 load_vec(const void* base, int64_t index) {
   return __ldg(reinterpret_cast<const uint4*>(base) + index);
 }

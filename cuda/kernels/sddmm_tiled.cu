@@ -38,19 +38,6 @@ __device__ __forceinline__ void stage_slice(uint4* buf, const uint4* b, int64_t 
   cp_async_commit();
 }
 
-// acc + dot(a, b) as a chain of FMAs for float32.
-template <typename T>
-__device__ __forceinline__ float dot_acc(uint4 a, uint4 b, float acc) {
-  return acc + Elem<T>::dot(a, b);
-}
-template <>
-__device__ __forceinline__ float dot_acc<float>(uint4 a, uint4 b, float acc) {
-  acc = fmaf(__uint_as_float(a.x), __uint_as_float(b.x), acc);
-  acc = fmaf(__uint_as_float(a.y), __uint_as_float(b.y), acc);
-  acc = fmaf(__uint_as_float(a.z), __uint_as_float(b.z), acc);
-  return fmaf(__uint_as_float(a.w), __uint_as_float(b.w), acc);
-}
-
 // Shared-memory slot of tile position p (thread p / 8's nonzero p % 8), stored [p % 8][p / 8]
 // with rows 260 words apart: a thread walking its 8 nonzeros, and 32 lanes taking 32
 // consecutive positions, both hit 32 different banks.

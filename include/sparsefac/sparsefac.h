@@ -302,9 +302,10 @@ typedef enum sfac_sddmm_algorithm {
   SFAC_SDDMM_ALG_AUTO = 0,
   SFAC_SDDMM_ALG_ROW_SPLIT = 1, /* work split by rows; A's row reused across the row */
   SFAC_SDDMM_ALG_NNZ_SPLIT = 2, /* work split into equal nonzero ranges; robust to skew */
-  SFAC_SDDMM_ALG_TILED = 3      /* (CUDA) column-band tiles with B in shared memory; dense
-                                   tensor-core tiles for 16-bit factors on dense patterns and
-                                   on the dense corners of power-law patterns */
+  SFAC_SDDMM_ALG_TILED = 3      /* (CUDA) column-band tiles with B in shared memory; cells
+                                   with A and B in shared memory on patterns at least 2% dense;
+                                   dense tensor-core tiles for 16-bit factors on dense patterns
+                                   and on the dense corners of power-law patterns */
 } sfac_sddmm_algorithm;
 
 /* Analysis of one sparsity pattern for one K, reusable across sfac_sddmm calls on any matrix
