@@ -328,9 +328,9 @@ class CudaTiledPlan final : public SddmmPlan {
       has_bands_ = true;
     }
     if (cells && kernels::cells_pay(pattern.rows, pattern.cols, pattern.nnz)) {
-      kernels::build_cell_tables(pattern.offsets.data(), pattern.indices.data(), pattern.rows,
-                                 pattern.cols, pattern.nnz, device, cells_, cell_tables_, stream);
-      has_cells_ = true;
+      has_cells_ = kernels::build_cell_tables(pattern.offsets.data(), pattern.indices.data(),
+                                              pattern.rows, pattern.cols, pattern.nnz, device,
+                                              cells_, cell_tables_, stream);
     }
     if (dense && kernels::dense_tiles_pay(pattern.rows, pattern.cols, pattern.nnz)) {
       dense_.bands = kernels::dense_bands(pattern.cols);

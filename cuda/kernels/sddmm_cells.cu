@@ -35,6 +35,25 @@ constexpr int kStages = 3;  // two chunks in flight while a third is read
 constexpr size_t kStageBytes = kStages * kStageVecs * sizeof(uint4);
 constexpr int64_t kMaxSplit = 8;  // the portable cluster size
 
+// Clusters (sm_90+): the launcher splits K only on devices that have them.
+__device__ __forceinline__ void cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap();
+#else
+  cg::this_cluster().sync();
+#endif
+}
+
+// Part `rank`'s sums in the calling block's cluster.
+__device__ __forceinline__ const float* part_sums(float* sums, int rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap();
+  return sums + 0 * rank;
+#else
+  return cg::this_cluster().map_shared_rank(sums, rank);
+#endif
+}
+
 // Block (cell, part): K chunks [part * per, (part + 1) * per) of every nonzero of the cell,
 // staged two chunks ahead (their copies run under this chunk's dot products). The
 // `split` parts of a cell form a thread block cluster: at the end of each pass every part adds
@@ -177,9 +196,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     // Results in cell order (consecutive threads, consecutive slots); with several parts each
     // adds its share over the cluster's shared memory.
-    cg::cluster_group cluster = cg::this_cluster();
     if (split > 1) {
-      cluster.sync();  // every part's sums of this pass are complete
+      cluster_sync();  // every part's sums of this pass are complete
     } else {
       __syncthreads();
     }
@@ -189,11 +207,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       float sum = sums[q];
       if (split > 1) {
         sum = 0.0f;
-        for (int r = 0; r < split; ++r) sum += cluster.map_shared_rank(sums, r)[q];
+        for (int r = 0; r < split; ++r) sum += part_sums(sums, r)[q];
       }
       store(args, __ldg(pos + q), sum);
     }
-    if (split > 1) cluster.sync();  // nobody still reads this block's sums
+    if (split > 1) cluster_sync();  // nobody still reads this block's sums
   }
 }
 
@@ -204,15 +222,7 @@ __global__ void cell_counts(const int32_t* seg_start, int64_t rows, int64_t band
   const int64_t warps = int64_t{gridDim.x} * (blockDim.x / kWarp);
   for (int64_t c = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarp; c < cells;
        c += warps) {
-    const int64_t band = c % bands, row0 = c / bands * kSide;
-    const int64_t row_end = min(row0 + kSide, rows);
-    int64_t count = 0;
-    for (int64_t r = row0 + lane; r < row_end; r += kWarp) {
-      count += seg_start[(band + 1) * rows + r] - seg_start[band * rows + r];
-    }
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      count += __shfl_xor_sync(0xffffffffu, count, offset);
-    }
+    const int64_t count = warp_cell_nonzeros(seg_start, rows, bands, kSide, c);
     if (lane == 0) counts[c] = count;
   }
 }
@@ -262,9 +272,10 @@ bool launch_as(const SddmmArgs& args, const CellTiling& ct, int64_t cols, cudaSt
   if (args.k % Elem<T>::kPerVec != 0) return false;
   const int64_t chunks = (args.k / Elem<T>::kPerVec + kChunkVecs - 1) / kChunkVecs;
   // Parts per cell: as many as fit one wave of one block per multiprocessor, in whole chunks,
-  // and at most a portable cluster.
+  // and at most a portable cluster (one part without clusters).
+  const int64_t max_split = ct.clusters ? kMaxSplit : 1;
   const int64_t want =
-      std::clamp<int64_t>(int64_t{ct.sms} / ct.cells, 1, std::min<int64_t>(chunks, kMaxSplit));
+      std::clamp<int64_t>(int64_t{ct.sms} / ct.cells, 1, std::min<int64_t>(chunks, max_split));
   const int64_t per = (chunks + want - 1) / want;
   const int64_t split = (chunks + per - 1) / per;
   if (ct.cells * split > INT_MAX) return false;
@@ -279,7 +290,7 @@ bool launch_as(const SddmmArgs& args, const CellTiling& ct, int64_t cols, cudaSt
   cluster.val.clusterDim.y = 1;
   cluster.val.clusterDim.z = 1;
   config.attrs = &cluster;
-  config.numAttrs = 1;
+  config.numAttrs = split > 1 ? 1 : 0;
   SFAC_CUDA_TRY(cudaLaunchKernelEx(&config, sddmm_cell<T>, args, ct, cols, static_cast<int>(split),
                                    static_cast<int>(per)));
   SFAC_CUDA_CHECK_LAUNCH();
@@ -294,10 +305,18 @@ bool cells_pay(int64_t rows, int64_t cols, int64_t nnz) {
              kMinCellDensity * static_cast<double>(rows) * static_cast<double>(cols);
 }
 
-void build_cell_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
+bool build_cell_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
                        int64_t cols_total, int64_t nnz, int device, CellTiling& ct,
                        CellTables& tables, cudaStream_t stream) {
   SFAC_CUDA_TRY(cudaDeviceGetAttribute(&ct.sms, cudaDevAttrMultiProcessorCount, device));
+  int major = 0, optin = 0;
+  SFAC_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  SFAC_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  cudaFuncAttributes attributes{};
+  SFAC_CUDA_TRY(cudaFuncGetAttributes(&attributes, sddmm_cell<float>));
+  // Three staged chunks need Hopper's 227 KB per block (A100: 163 KB).
+  if (kStageBytes + attributes.sharedSizeBytes > static_cast<size_t>(optin)) return false;
+  ct.clusters = major >= 9;
   // Once per plan rather than per call (a host round trip of its own).
   for (const void* kernel : {reinterpret_cast<const void*>(sddmm_cell<float>),
                              reinterpret_cast<const void*>(sddmm_cell<__half>),
@@ -307,7 +326,7 @@ void build_cell_tables(const int64_t* row_offsets, const int32_t* cols, int64_t 
   }
   ct.bands = std::max<int64_t>(1, (cols_total + kCellSide - 1) / kCellSide);
   ct.cells = (rows + kCellSide - 1) / kCellSide * ct.bands;
-  if (ct.cells == 0) return;
+  if (ct.cells == 0) return true;
   // Where each band starts in each row; needed only while the layout is built.
   DeviceBuffer<int32_t> seg_start(static_cast<size_t>(rows * (ct.bands + 1)), stream);
   build_seg_starts(row_offsets, cols, rows, kCellSide, ct.bands, seg_start.data(), stream);
@@ -330,6 +349,7 @@ void build_cell_tables(const int64_t* row_offsets, const int32_t* cols, int64_t 
   ct.row_desc = tables.row_desc.data();
   ct.positions = tables.positions.data();
   ct.local_cols = tables.local_cols.data();
+  return true;
 }
 
 bool launch_sddmm_cells(const SddmmArgs& args, const CellTiling& tiling, int64_t cols,

@@ -30,6 +30,7 @@ struct CellTiling {
   int64_t bands = 0;                    // column bands of kCellSide
   int64_t cells = 0;                    // row blocks x bands, row block major
   int sms = 0;                          // multiprocessors, to size the K split
+  bool clusters = false;                // thread block clusters (sm_90+): K may be split
   const int64_t* cell_first = nullptr;  // cells + 1: each cell's first slot in cell order
   const uint2* row_desc = nullptr;      // cells x 256: rows by length (row | length << 16, first)
   const int64_t* positions = nullptr;   // nnz: CSR position of each slot in cell order
@@ -44,8 +45,10 @@ struct CellTables {
 
 bool cells_pay(int64_t rows, int64_t cols, int64_t nnz);
 
-// Fills `tables` and points `tiling` at them (device: for its multiprocessor count).
-void build_cell_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
+// Fills `tables` and points `tiling` at them (device: for its multiprocessor count, clusters and
+// shared memory). Returns false, building nothing, on devices with too little shared memory per
+// block for the kernel.
+bool build_cell_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
                        int64_t cols_total, int64_t nnz, int device, CellTiling& tiling,
                        CellTables& tables, cudaStream_t stream);
 

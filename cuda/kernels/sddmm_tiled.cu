@@ -215,15 +215,7 @@ __global__ void cell_tiles_kernel(const int32_t* seg_start, int64_t rows, int64_
   const int64_t warps = int64_t{gridDim.x} * (blockDim.x / kWarp);
   for (int64_t c = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarp; c < cells;
        c += warps) {
-    const int64_t j = c % bands, row0 = c / bands * row_block;
-    const int64_t row_end = min(row0 + row_block, rows);
-    int64_t count = 0;
-    for (int64_t r = row0 + lane; r < row_end; r += kWarp) {
-      count += seg_start[(j + 1) * rows + r] - seg_start[j * rows + r];
-    }
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      count += __shfl_xor_sync(0xffffffffu, count, offset);
-    }
+    const int64_t count = warp_cell_nonzeros(seg_start, rows, bands, row_block, c);
     if (lane == 0) tiles[c] = static_cast<int32_t>((count + kTileNnz - 1) / kTileNnz);
   }
 }

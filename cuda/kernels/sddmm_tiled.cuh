@@ -45,6 +45,24 @@ bool band_tiling_pays(const BandTiling& tiling, int64_t rows, int64_t nnz);
 void build_seg_starts(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
                       int64_t band_width, int64_t bands, int32_t* seg_start, cudaStream_t stream);
 
+#ifdef __CUDACC__
+// Nonzeros of cell c = (row block c / bands of `row_block` rows, band c % bands) from a
+// seg_start table, summed by the calling warp; every lane gets the total.
+__device__ inline int64_t warp_cell_nonzeros(const int32_t* seg_start, int64_t rows, int64_t bands,
+                                             int64_t row_block, int64_t c) {
+  const int64_t band = c % bands, row0 = c / bands * row_block;
+  const int64_t row_end = min(row0 + row_block, rows);
+  int64_t count = 0;
+  for (int64_t r = row0 + threadIdx.x % 32; r < row_end; r += 32) {
+    count += seg_start[(band + 1) * rows + r] - seg_start[band * rows + r];
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    count += __shfl_xor_sync(0xffffffffu, count, offset);
+  }
+  return count;
+}
+#endif
+
 // Fills `tables` and points `tiling` at them. Waits for the stream once (the tile count).
 void build_band_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
                        BandTiling& tiling, BandTables& tables, cudaStream_t stream);
