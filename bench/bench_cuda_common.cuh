@@ -1,0 +1,166 @@
+// What the CUDA benchmarks share: error checks, the suite's synthetic patterns (power-law or
+// uniform, ids shuffled; generated on the device) and the measured device copy bandwidth that
+// the memory floors divide by.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <thrust/device_vector.h>
+#include <thrust/sort.h>
+#include <thrust/unique.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sparsefac/sparsefac.h"
+
+namespace bench {
+
+#define CHECK_CUDA(call)                                                                         \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
+  } while (0)
+#define CHECK_SFAC(call)                                                    \
+  do {                                                                      \
+    sfac_status s_ = (call);                                                \
+    if (s_ != SFAC_OK) {                                                    \
+      std::fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #call, \
+                   sfac_status_string(s_), sfac_last_error());              \
+      std::exit(1);                                                         \
+    }                                                                       \
+  } while (0)
+
+struct Case {
+  const char* name;
+  int64_t rows, cols, nnz;
+  double skew;  // 0 = uniform
+};
+
+const Case kCases[] = {
+    {"ml20m", 138493, 26744, 20000000, 0.6},     {"netflix", 480189, 17770, 99000000, 0.6},
+    {"yahoo", 1000990, 624961, 250000000, 0.6},  {"graph1m", 1000000, 1000000, 10000000, 0.5},
+    {"uni100k", 100000, 100000, 100000000, 0.0}, {"uni2k", 2000, 2000, 160000, 0.0},
+};
+
+__device__ uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+// Power-law (density ~ x^-skew) row and column draws through shuffled id permutations.
+__global__ void draw_keys(int64_t n, int64_t rows, int64_t cols, double skew, uint64_t seed,
+                          const int32_t* row_perm, const int32_t* col_perm, int64_t* keys) {
+  const double exponent = 1.0 / (1.0 - skew);
+  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < n;
+       t += int64_t{gridDim.x} * blockDim.x) {
+    const double u1 = (mix(seed ^ (2 * t)) >> 11) * 0x1.0p-53;
+    const double u2 = (mix(seed ^ (2 * t + 1)) >> 11) * 0x1.0p-53;
+    int64_t r = static_cast<int64_t>(rows * pow(u1, exponent));
+    int64_t c = static_cast<int64_t>(cols * pow(u2, exponent));
+    r = row_perm[min(r, rows - 1)];
+    c = col_perm[min(c, cols - 1)];
+    keys[t] = r * cols + c;
+  }
+}
+
+__global__ void split_keys(int64_t n, int64_t cols, const int64_t* keys, int32_t* r, int32_t* c) {
+  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < n;
+       t += int64_t{gridDim.x} * blockDim.x) {
+    r[t] = static_cast<int32_t>(keys[t] / cols);
+    c[t] = static_cast<int32_t>(keys[t] % cols);
+  }
+}
+
+struct HostCsr {
+  std::vector<int64_t> offsets;
+  std::vector<int32_t> cols;
+};
+
+inline HostCsr make_pattern(const Case& cs, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> rp(cs.rows), cp(cs.cols);
+  std::iota(rp.begin(), rp.end(), 0);
+  std::iota(cp.begin(), cp.end(), 0);
+  std::shuffle(rp.begin(), rp.end(), rng);
+  std::shuffle(cp.begin(), cp.end(), rng);
+  thrust::device_vector<int32_t> drp(rp), dcp(cp);
+  // Oversample so that about nnz distinct cells remain after removing repeats.
+  const double density = double(cs.nnz) / (double(cs.rows) * double(cs.cols));
+  const int64_t draws = static_cast<int64_t>(cs.nnz * (cs.skew > 0 ? 1.15 : 1.0 + density));
+  thrust::device_vector<int64_t> keys(draws);
+  draw_keys<<<4096, 256>>>(
+      draws, cs.rows, cs.cols, cs.skew, seed, thrust::raw_pointer_cast(drp.data()),
+      thrust::raw_pointer_cast(dcp.data()), thrust::raw_pointer_cast(keys.data()));
+  CHECK_CUDA(cudaGetLastError());
+  thrust::sort(keys.begin(), keys.end());
+  const int64_t n =
+      std::min<int64_t>(thrust::unique(keys.begin(), keys.end()) - keys.begin(), cs.nnz);
+  thrust::device_vector<int32_t> r(n), c(n);
+  split_keys<<<4096, 256>>>(n, cs.cols, thrust::raw_pointer_cast(keys.data()),
+                            thrust::raw_pointer_cast(r.data()), thrust::raw_pointer_cast(c.data()));
+  CHECK_CUDA(cudaGetLastError());
+  std::vector<int32_t> hr(n);
+  HostCsr csr;
+  csr.cols.resize(n);
+  thrust::copy(r.begin(), r.end(), hr.begin());
+  thrust::copy(c.begin(), c.end(), csr.cols.begin());
+  csr.offsets.assign(cs.rows + 1, 0);
+  for (int32_t i : hr) ++csr.offsets[i + 1];
+  std::partial_sum(csr.offsets.begin(), csr.offsets.end(), csr.offsets.begin());
+  return csr;
+}
+
+inline double copy_bandwidth() {
+  const size_t bytes = size_t{1} << 30;
+  void *a = nullptr, *b = nullptr;
+  CHECK_CUDA(cudaMalloc(&a, bytes));
+  CHECK_CUDA(cudaMalloc(&b, bytes));
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  CHECK_CUDA(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+  std::vector<float> ms;
+  for (int i = 0; i < 10; ++i) {
+    CHECK_CUDA(cudaEventRecord(e0));
+    CHECK_CUDA(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+    CHECK_CUDA(cudaEventRecord(e1));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    float t = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  CHECK_CUDA(cudaFree(a));
+  CHECK_CUDA(cudaFree(b));
+  return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);  // read + write
+}
+
+inline std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) out.push_back(part);
+  return out;
+}
+
+// The suite case called `name`, or null.
+inline const Case* find_case(const std::string& name) {
+  for (const Case& c : kCases) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace bench
