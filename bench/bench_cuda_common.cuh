@@ -155,12 +155,21 @@ inline std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// The suite case called `name`, or null.
-inline const Case* find_case(const std::string& name) {
-  for (const Case& c : kCases) {
-    if (name == c.name) return &c;
+// The suite cases named in a comma-separated list; exits with status 2 on an unknown name.
+inline std::vector<const Case*> cases_named(const std::string& list) {
+  std::vector<const Case*> out;
+  for (const std::string& name : split(list)) {
+    const Case* found = nullptr;
+    for (const Case& c : kCases) {
+      if (name == c.name) found = &c;
+    }
+    if (!found) {
+      std::fprintf(stderr, "unknown case %s\n", name.c_str());
+      std::exit(2);
+    }
+    out.push_back(found);
   }
-  return nullptr;
+  return out;
 }
 
 }  // namespace bench

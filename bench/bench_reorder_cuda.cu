@@ -83,12 +83,7 @@ int main(int argc, char** argv) {
   std::printf("%-8s %9s %9s %10s %-16s %10s %10s %8s %7s %s\n", "case", "M", "N", "nnz",
               "operation", "cuda_ms", "cpu_ms", "speedup", "floor%", "same");
   std::vector<double> speedups;
-  for (const std::string& name : split(cases)) {
-    const Case* cs = find_case(name);
-    if (!cs) {
-      std::fprintf(stderr, "unknown case %s\n", name.c_str());
-      return 2;
-    }
+  for (const Case* cs : cases_named(cases)) {
     const HostCsr pat = make_pattern(*cs, 42);
     const int64_t nnz = static_cast<int64_t>(pat.cols.size());
     std::mt19937_64 rng(7);

@@ -168,12 +168,7 @@ int main(int argc, char** argv) {
   CHECK_SFAC(sfac_context_set_stream(ctx, stream));
   CHECK_SPARSE(cusparseSetStream(handle, stream));
   std::vector<double> speedups, bf16_speedups;
-  for (const std::string& name : split(cases)) {
-    const Case* cs = find_case(name);
-    if (!cs) {
-      std::fprintf(stderr, "unknown case %s\n", name.c_str());
-      return 2;
-    }
+  for (const Case* cs : cases_named(cases)) {
     const HostCsr pat = make_pattern(*cs, 42);
     const int64_t nnz = static_cast<int64_t>(pat.cols.size());
     sfac_sparse* s = nullptr;
