@@ -169,28 +169,27 @@ class CudaSparseMatrix final : public SparseMatrix {
     ids.download(order, static_cast<size_t>(n));
   }
 
-  // Renumbered on the device: each nonzero's new (row, column), then the COO conversion's
-  // stable sort, which also carries the values.
+  // Whole rows gathered in the new order with their columns renumbered, then each row's columns
+  // sorted again (kernels::permute_csr): no sort across rows.
   std::unique_ptr<SparseMatrix> permuted(const int32_t* row_order,
                                          const int32_t* col_order) const override {
     DeviceGuard guard(backend().device());
     OwnStreamWork ordered(cuda_backend());
-    const int32_t* row_of = pattern_->rows_of_nonzeros(stream());
-    DeviceBuffer<int32_t> new_rows, new_cols;
-    if (row_order) new_rows = renumbered(row_order, rows(), row_of);
-    if (col_order) new_cols = renumbered(col_order, cols(), pattern_->indices.data());
+    DeviceBuffer<int32_t> d_row_order, col_rank;
+    if (row_order) {
+      d_row_order = DeviceBuffer<int32_t>(static_cast<size_t>(rows()), stream());
+      d_row_order.upload(row_order, static_cast<size_t>(rows()));
+    }
+    if (col_order) col_rank = ranks(col_order, cols());
     auto pattern = std::make_shared<CudaPattern>();
     pattern->rows = rows();
     pattern->cols = cols();
-    DeviceBuffer<float> values;
-    kernels::DuplicateEntry duplicate;
-    const bool distinct = kernels::csr_from_device_coo(
-        row_order ? new_rows.data() : row_of,
-        col_order ? new_cols.data() : pattern_->indices.data(), values_.data(), nnz(), rows(),
-        false, pattern->offsets, pattern->indices, values, duplicate, stream());
-    SFAC_REQUIRE(distinct, SFAC_ERR_INTERNAL, "permuting a pattern produced a duplicate entry (",
-                 duplicate.row, ", ", duplicate.col, ")");
     pattern->nnz = nnz();
+    DeviceBuffer<float> values;
+    kernels::permute_csr(pattern_->offsets.data(), pattern_->indices.data(), values_.data(), rows(),
+                         nnz(), row_order ? d_row_order.data() : nullptr,
+                         col_order ? col_rank.data() : nullptr, pattern->offsets, pattern->indices,
+                         values, stream());
     return std::make_unique<CudaSparseMatrix>(backend_ptr(), std::move(pattern), std::move(values));
   }
 
@@ -199,15 +198,13 @@ class CudaSparseMatrix final : public SparseMatrix {
   // The matrix's own work (transfers, conversions) runs on the backend's own stream.
   cudaStream_t stream() const { return cuda_backend().own_stream(); }
 
-  // new_index[e] = the position of index[e] in `order` (n entries, a host permutation).
-  DeviceBuffer<int32_t> renumbered(const int32_t* order, int64_t n, const int32_t* index) const {
+  // rank[order[i]] = i on the device, for a host permutation `order` of n entries.
+  DeviceBuffer<int32_t> ranks(const int32_t* order, int64_t n) const {
     DeviceBuffer<int32_t> d_order(static_cast<size_t>(n), stream());
     DeviceBuffer<int32_t> rank(static_cast<size_t>(n), stream());
-    DeviceBuffer<int32_t> out(static_cast<size_t>(nnz()), stream());
     d_order.upload(order, static_cast<size_t>(n));
     kernels::invert_permutation(d_order.data(), n, rank.data(), stream());
-    kernels::renumber(index, rank.data(), nnz(), out.data(), stream());
-    return out;
+    return rank;
   }
 
   std::shared_ptr<const CudaPattern> pattern_;

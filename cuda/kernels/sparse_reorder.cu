@@ -1,7 +1,9 @@
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_sort.cuh>
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/kernels/device_scan.cuh"
 #include "cuda/kernels/grid_stride.cuh"
 #include "cuda/kernels/sparse_reorder.cuh"
 
@@ -27,10 +29,6 @@ __global__ void scatter_ranks(const int32_t* order, int64_t n, int32_t* rank) {
   for_each_index(n, [&](int64_t i) { rank[order[i]] = static_cast<int32_t>(i); });
 }
 
-__global__ void renumber_entries(const int32_t* in, const int32_t* rank, int64_t n, int32_t* out) {
-  for_each_index(n, [&](int64_t e) { out[e] = rank[in[e]]; });
-}
-
 // Unit: the widest of 16, 8, 4 and 2 bytes that divides the row length.
 template <typename Unit>
 __global__ void gather_row_units(const Unit* in, const int32_t* order, int64_t rows,
@@ -48,6 +46,37 @@ void launch_gather_rows(const void* in, const int32_t* order, int64_t rows, int6
   gather_row_units<<<blocks_for(rows * units), 256, 0, stream>>>(
       static_cast<const Unit*>(in), order, rows, units, static_cast<Unit*>(out));
   SFAC_CUDA_CHECK_LAUNCH();
+}
+
+// lengths[r] = the length of row order[r] (row r without an order); lengths[rows] = 0.
+__global__ void permuted_lengths(const int64_t* offsets, const int32_t* order, int64_t rows,
+                                 int64_t* lengths) {
+  for_each_index(rows + 1, [&](int64_t r) {
+    if (r == rows) {
+      lengths[r] = 0;
+      return;
+    }
+    const int64_t o = order ? order[r] : r;
+    lengths[r] = offsets[o + 1] - offsets[o];
+  });
+}
+
+// A warp per new row: copies row order[r]'s entries to their new place, columns through
+// col_rank when given.
+__global__ void gather_csr_rows(const int64_t* offsets, const int32_t* cols, const float* values,
+                                const int32_t* order, const int32_t* col_rank, int64_t rows,
+                                const int64_t* new_offsets, int32_t* new_cols, float* new_values) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t{gridDim.x} * (blockDim.x / 32);
+  for (int64_t r = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32; r < rows; r += warps) {
+    const int64_t o = order ? order[r] : r;
+    const int64_t src = offsets[o], len = offsets[o + 1] - src, dst = new_offsets[r];
+    for (int64_t i = lane; i < len; i += 32) {
+      const int32_t c = cols[src + i];
+      new_cols[dst + i] = col_rank ? col_rank[c] : c;
+      new_values[dst + i] = values[src + i];
+    }
+  }
 }
 
 // Ids by degree, descending; ties keep id order because the radix sort is stable.
@@ -99,13 +128,6 @@ void invert_permutation(const int32_t* order, int64_t n, int32_t* rank, cudaStre
   SFAC_CUDA_CHECK_LAUNCH();
 }
 
-void renumber(const int32_t* in, const int32_t* rank, int64_t n, int32_t* out,
-              cudaStream_t stream) {
-  if (n == 0) return;
-  renumber_entries<<<blocks_for(n), 256, 0, stream>>>(in, rank, n, out);
-  SFAC_CUDA_CHECK_LAUNCH();
-}
-
 void gather_rows(const void* in, const int32_t* order, int64_t rows, int64_t row_bytes, void* out,
                  cudaStream_t stream) {
   if (rows == 0 || row_bytes == 0) return;
@@ -118,6 +140,46 @@ void gather_rows(const void* in, const int32_t* order, int64_t rows, int64_t row
   } else {
     launch_gather_rows<uint16_t>(in, order, rows, row_bytes, out, stream);
   }
+}
+
+void permute_csr(const int64_t* offsets, const int32_t* cols, const float* values, int64_t rows,
+                 int64_t nnz, const int32_t* row_order, const int32_t* col_rank,
+                 DeviceBuffer<int64_t>& new_offsets, DeviceBuffer<int32_t>& new_cols,
+                 DeviceBuffer<float>& new_values, cudaStream_t stream) {
+  new_offsets = DeviceBuffer<int64_t>(static_cast<size_t>(rows + 1), stream);
+  new_cols = DeviceBuffer<int32_t>(static_cast<size_t>(nnz), stream);
+  new_values = DeviceBuffer<float>(static_cast<size_t>(nnz), stream);
+  {
+    DeviceBuffer<int64_t> lengths(static_cast<size_t>(rows + 1), stream);
+    permuted_lengths<<<blocks_for(rows + 1), 256, 0, stream>>>(offsets, row_order, rows,
+                                                               lengths.data());
+    SFAC_CUDA_CHECK_LAUNCH();
+    exclusive_sum(lengths.data(), new_offsets.data(), rows + 1, stream);
+  }
+  if (nnz == 0) return;
+  // Without new column numbers each row keeps its (sorted) order: copy straight to the result.
+  DeviceBuffer<int32_t> unsorted_cols;
+  DeviceBuffer<float> unsorted_values;
+  if (col_rank) {
+    unsorted_cols = DeviceBuffer<int32_t>(static_cast<size_t>(nnz), stream);
+    unsorted_values = DeviceBuffer<float>(static_cast<size_t>(nnz), stream);
+  }
+  int32_t* gathered_cols = col_rank ? unsorted_cols.data() : new_cols.data();
+  float* gathered_values = col_rank ? unsorted_values.data() : new_values.data();
+  gather_csr_rows<<<blocks_for(rows * 32), 256, 0, stream>>>(offsets, cols, values, row_order,
+                                                             col_rank, rows, new_offsets.data(),
+                                                             gathered_cols, gathered_values);
+  SFAC_CUDA_CHECK_LAUNCH();
+  if (!col_rank) return;
+  // Columns are distinct within a row, so any sort gives the one sorted row.
+  size_t bytes = 0;
+  SFAC_CUDA_TRY(cub::DeviceSegmentedSort::SortPairs(
+      nullptr, bytes, gathered_cols, new_cols.data(), gathered_values, new_values.data(), nnz, rows,
+      new_offsets.data(), new_offsets.data() + 1, stream));
+  DeviceBuffer<uint8_t> temp(bytes, stream);
+  SFAC_CUDA_TRY(cub::DeviceSegmentedSort::SortPairs(
+      temp.data(), bytes, gathered_cols, new_cols.data(), gathered_values, new_values.data(), nnz,
+      rows, new_offsets.data(), new_offsets.data() + 1, stream));
 }
 
 }  // namespace sfac::cuda::kernels
