@@ -166,31 +166,20 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         const bool init = c == c_begin;
         int s = lo;
-        // Two nonzeros per step, each with four independent sums: more loads in flight.
+        // Two nonzeros per step: more loads in flight.
         for (; s + kRowThreads < hi; s += 2 * kRowThreads) {
-          const uint4* b0 = bs + local_col[s - base] * kChunkVecs;
-          const uint4* b1 = bs + local_col[s + kRowThreads - base] * kChunkVecs;
-          float d0[4] = {}, d1[4] = {};
-#pragma unroll
-          for (int q = 0; q < kChunkVecs; ++q) {
-            const int v = (q + rot) % kChunkVecs;
-            d0[q % 4] = dot_acc<T>(av[q], b0[v], d0[q % 4]);
-            d1[q % 4] = dot_acc<T>(av[q], b1[v], d1[q % 4]);
-          }
-          const float x0 = (d0[0] + d0[1]) + (d0[2] + d0[3]);
-          const float x1 = (d1[0] + d1[1]) + (d1[2] + d1[3]);
-          sums[s - base] = init ? x0 : sums[s - base] + x0;
-          sums[s + kRowThreads - base] = init ? x1 : sums[s + kRowThreads - base] + x1;
+          const uint4* br[2] = {bs + local_col[s - base] * kChunkVecs,
+                                bs + local_col[s + kRowThreads - base] * kChunkVecs};
+          float x[2];
+          rotated_chunk_dots<T>(av, br, rot, x);
+          sums[s - base] = init ? x[0] : sums[s - base] + x[0];
+          sums[s + kRowThreads - base] = init ? x[1] : sums[s + kRowThreads - base] + x[1];
         }
         if (s < hi) {
-          const uint4* b0 = bs + local_col[s - base] * kChunkVecs;
-          float d0[4] = {};
-#pragma unroll
-          for (int q = 0; q < kChunkVecs; ++q) {
-            d0[q % 4] = dot_acc<T>(av[q], b0[(q + rot) % kChunkVecs], d0[q % 4]);
-          }
-          const float x0 = (d0[0] + d0[1]) + (d0[2] + d0[3]);
-          sums[s - base] = init ? x0 : sums[s - base] + x0;
+          const uint4* br[1] = {bs + local_col[s - base] * kChunkVecs};
+          float x[1];
+          rotated_chunk_dots<T>(av, br, rot, x);
+          sums[s - base] = init ? x[0] : sums[s - base] + x[0];
         }
       }
     }

@@ -71,6 +71,24 @@ __device__ __forceinline__ float dot_acc<float>(uint4 a, uint4 b, float acc) {
   return fmaf(__uint_as_float(a.w), __uint_as_float(b.w), acc);
 }
 
+// Dot products of a 128-byte chunk of A held as av[q] = vector (q + rot) % 8 (the rotation that
+// keeps a quarter-warp's shared-memory reads on 8 different bank groups) with the N chunks at
+// br[i], read in the same rotated order and interleaved so that their loads are in flight
+// together. Four independent sums each: one chain would be 32 dependent FMAs.
+template <typename T, int N>
+__device__ __forceinline__ void rotated_chunk_dots(const uint4 (&av)[8],
+                                                   const uint4* const (&br)[N], int rot,
+                                                   float (&out)[N]) {
+  float d[N][4] = {};
+#pragma unroll
+  for (int q = 0; q < 8; ++q) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) d[i][q % 4] = dot_acc<T>(av[q], br[i][(q + rot) % 8], d[i][q % 4]);
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = (d[i][0] + d[i][1]) + (d[i][2] + d[i][3]);
+}
+
 __device__ __forceinline__ uint4 load_vec(const void* base, int64_t index) {
   return __ldg(reinterpret_cast<const uint4*>(base) + index);
 }

@@ -148,14 +148,10 @@ __global__ void __launch_bounds__(kTileThreads, 2)
           av[q] = v < vecs ? load_vec(ar, v) : make_uint4(0, 0, 0, 0);
         }
       }
-      const uint4* br = band + (w & 0xffff);
-      // Four independent sums: a single chain would be 32 dependent FMAs per nonzero.
-      float d[4] = {};
-#pragma unroll
-      for (int q = 0; q < kSliceVecs; ++q) {
-        d[q % 4] = dot_acc<T>(av[q], br[(q + rot) % kSliceVecs], d[q % 4]);
-      }
-      partial[slot] = (s == 0 ? 0.0f : partial[slot]) + ((d[0] + d[1]) + (d[2] + d[3]));
+      const uint4* br[1] = {band + (w & 0xffff)};
+      float dot[1];
+      rotated_chunk_dots<T>(av, br, rot, dot);
+      partial[slot] = (s == 0 ? 0.0f : partial[slot]) + dot[0];
     }
   }
   __syncthreads();
