@@ -298,6 +298,16 @@ class CudaDenseMatrix final : public DenseMatrix {
 
 size_t element_size(kernels::ElemType elem) { return elem == kernels::ElemType::F32 ? 4 : 2; }
 
+// Which tile kernels a TILED plan builds tables for, and the regimes it runs them in. The
+// defaults are explicit TILED's: every tile kernel, every element type, any K.
+struct TileChoice {
+  bool bands = true, cells = true, dense = true;
+  bool cells_f32_only = false;
+  int64_t min_b_bytes = -1;  // bands only for factors whose B is larger
+  int64_t min_dense_k = 0;   // dense tiles only from this K
+  double corner_density = kernels::kMinDenseTileDensity;  // 0: no corner tables
+};
+
 // A TILED plan owns the tables of the tiled kernels it may run (see sddmm_tiled.cuh,
 // sddmm_cells.cuh, sddmm_dense_tiles.cuh and sddmm_corner.cuh): band tiles where their table is
 // no larger than the pattern itself, cells where the pattern is a few percent dense, dense
@@ -309,27 +319,26 @@ size_t element_size(kernels::ElemType elem) { return elem == kernels::ElemType::
 class CudaTiledPlan final : public SddmmPlan {
  public:
   CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id,
-                const CudaPattern& pattern, int64_t k, bool bands, bool cells, bool dense,
-                int64_t min_b_bytes, bool cells_f32_only, int64_t min_dense_k,
-                double corner_density, int device, cudaStream_t stream)
+                const CudaPattern& pattern, int64_t k, const TileChoice& choice, int device,
+                cudaStream_t stream)
       : SddmmPlan(pattern_id, k, SFAC_SDDMM_ALG_TILED),
         backend_(std::move(backend)),
-        cells_f32_only_(cells_f32_only),
+        cells_f32_only_(choice.cells_f32_only),
         b_elements_(pattern.cols * k),
-        min_b_bytes_(min_b_bytes),
-        dense_k_ok_(k >= min_dense_k),
+        min_b_bytes_(choice.min_b_bytes),
+        dense_k_ok_(k >= choice.min_dense_k),
         tiling_(kernels::plan_band_tiling(pattern.rows, pattern.cols)) {
-    if (bands && kernels::band_tiling_pays(tiling_, pattern.rows, pattern.nnz)) {
+    if (choice.bands && kernels::band_tiling_pays(tiling_, pattern.rows, pattern.nnz)) {
       kernels::build_band_tables(pattern.offsets.data(), pattern.indices.data(), pattern.rows,
                                  tiling_, tables_, stream);
       has_bands_ = true;
     }
-    if (cells && kernels::cells_pay(pattern.rows, pattern.cols, pattern.nnz)) {
+    if (choice.cells && kernels::cells_pay(pattern.rows, pattern.cols, pattern.nnz)) {
       has_cells_ = kernels::build_cell_tables(pattern.offsets.data(), pattern.indices.data(),
                                               pattern.rows, pattern.cols, pattern.nnz, device,
                                               cells_, cell_tables_, stream);
     }
-    if (dense && kernels::dense_tiles_pay(pattern.rows, pattern.cols, pattern.nnz)) {
+    if (choice.dense && kernels::dense_tiles_pay(pattern.rows, pattern.cols, pattern.nnz)) {
       dense_.bands = kernels::dense_bands(pattern.cols);
       dense_starts_ =
           DeviceBuffer<int32_t>(static_cast<size_t>(pattern.rows * (dense_.bands + 1)), stream);
@@ -338,10 +347,10 @@ class CudaTiledPlan final : public SddmmPlan {
       dense_.seg_start = dense_starts_.data();
       has_dense_ = true;
     }
-    if (corner_density > 0.0 && !dense_applies() && !has_cells_ && k % 8 == 0) {
+    if (choice.corner_density > 0.0 && !dense_applies() && !has_cells_ && k % 8 == 0) {
       has_corners_ = kernels::build_corner_tables(pattern.offsets.data(), pattern.indices.data(),
                                                   pattern.rows_of_nonzeros(stream), pattern.rows,
-                                                  pattern.cols, pattern.nnz, corner_density,
+                                                  pattern.cols, pattern.nnz, choice.corner_density,
                                                   corners_, corner_tables_, stream);
     }
   }
@@ -551,9 +560,7 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
   const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
   DeviceGuard guard(device_);
   OwnStreamWork order(*this);  // the plan's tables are built on (and owned by) the own stream
-  int64_t min_b_bytes = -1, min_dense_k = 0;  // explicit TILED: every tile kernel, any K
-  bool bands = true, cells = true, dense = true, cells_f32_only = false;
-  double corner_density = kernels::kMinDenseTileDensity;
+  TileChoice choice;           // explicit TILED: the defaults
   if (algorithm == SFAC_SDDMM_ALG_AUTO) {
     // The nonzero-split kernel balances any row-length distribution and reuses A across a row
     // from registers; its B rows come from L2. Only when B is well beyond L2 do its gathers go
@@ -567,31 +574,30 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
     // Netflix shape, bfloat16, K = 512 14.3 -> 10.7 ms (10.9 from 2%), but K = 128 3.5 -> 3.8-4.0
     // ms (a tile's fixed costs), and not on the Yahoo shape, whose dense tiles hold only ~10% of
     // its nonzeros.
-    min_b_bytes = 3 * l2_bytes_ / 2;
-    min_dense_k = 256;
-    corner_density = k >= min_dense_k ? 0.03 : 0.0;
-    bands =
-        s.cols() * k * static_cast<int64_t>(sizeof(float)) > min_b_bytes &&
+    choice.min_b_bytes = 3 * l2_bytes_ / 2;
+    choice.min_dense_k = 256;
+    choice.corner_density = k >= choice.min_dense_k ? 0.03 : 0.0;
+    choice.bands =
+        s.cols() * k * static_cast<int64_t>(sizeof(float)) > choice.min_b_bytes &&
         kernels::band_tiling_pays(kernels::plan_band_tiling(s.rows(), s.cols()), s.rows(), s.nnz());
-    dense = k >= min_dense_k && kernels::dense_tiles_pay(s.rows(), s.cols(), s.nnz());
+    choice.dense = k >= choice.min_dense_k && kernels::dense_tiles_pay(s.rows(), s.cols(), s.nnz());
     // Patterns a few percent dense run float32 factors on cells once K is wide enough for the
     // gathers of B to be the bound: 2k x 2k at 4%, 21 vs 26 us at K = 256, 33 vs 46 at K = 512,
     // but 15 vs 12 us at K = 128 (docs/perf-notes.md).
-    cells = k >= kernels::kMinCellK && kernels::cells_pay(s.rows(), s.cols(), s.nnz());
-    cells_f32_only = true;
-    if (!bands && !cells && !dense && corner_density > 0.0) {
+    choice.cells = k >= kernels::kMinCellK && kernels::cells_pay(s.rows(), s.cols(), s.nnz());
+    choice.cells_f32_only = true;
+    const bool tiles = choice.bands || choice.cells || choice.dense;
+    if (!tiles && choice.corner_density > 0.0) {
       // Whether the pattern has dense corners is known once their tables are built.
-      auto plan = std::make_unique<CudaTiledPlan>(
-          shared_from_this(), s.pattern_id(), s.pattern(), k, false, false, false, min_b_bytes,
-          true, min_dense_k, corner_density, device_, own_stream_);
+      auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(),
+                                                  k, choice, device_, own_stream_);
       if (plan->has_corners()) return plan;
     }
-    algorithm = bands || cells || dense ? SFAC_SDDMM_ALG_TILED : SFAC_SDDMM_ALG_NNZ_SPLIT;
+    algorithm = tiles ? SFAC_SDDMM_ALG_TILED : SFAC_SDDMM_ALG_NNZ_SPLIT;
   }
   if (algorithm == SFAC_SDDMM_ALG_TILED) {
     auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(), k,
-                                                bands, cells, dense, min_b_bytes, cells_f32_only,
-                                                min_dense_k, corner_density, device_, own_stream_);
+                                                choice, device_, own_stream_);
     // Calls the tiles do not serve run the nonzero split, which needs each nonzero's row.
     if (!plan->bands(kernels::ElemType::F32) || !plan->bands(kernels::ElemType::BF16))
       s.pattern().rows_of_nonzeros(own_stream_);
