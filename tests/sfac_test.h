@@ -75,6 +75,21 @@ inline Sparse create_sparse(sfac_context* ctx, const Triplets& t,
   return Sparse(m);
 }
 
+// sfac_sddmm_plan_create on a pattern; a failure fails the test (the plan is then null).
+inline Plan make_plan(sfac_context* ctx, const sfac_sparse* pattern, int64_t k,
+                      sfac_sddmm_algorithm algorithm) {
+  sfac_sddmm_plan* out = nullptr;
+  EXPECT_EQ(sfac_sddmm_plan_create(ctx, pattern, k, algorithm, &out), SFAC_OK) << sfac_last_error();
+  return Plan(out);
+}
+
+// The algorithm a plan runs; a failure fails the test.
+inline sfac_sddmm_algorithm algorithm_of(const sfac_sddmm_plan* plan) {
+  sfac_sddmm_algorithm out = SFAC_SDDMM_ALG_AUTO;
+  EXPECT_EQ(sfac_sddmm_plan_get_algorithm(plan, &out), SFAC_OK) << sfac_last_error();
+  return out;
+}
+
 inline Context make_cpu_context(int threads = 0, uint64_t seed = 42) {
   sfac_context* ctx = nullptr;
   EXPECT_EQ(sfac_context_create(SFAC_BACKEND_CPU, 0, threads, seed, &ctx), SFAC_OK)

@@ -252,9 +252,8 @@ TEST(Cuda, SddmmMatchesTheFp64ReferenceForEveryAlgorithmModeAndK) {
       Dense da = dense(ctx.get(), p.rows, k, a), db = dense(ctx.get(), p.cols, k, b);
       for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_AUTO, SFAC_SDDMM_ALG_ROW_SPLIT,
                                        SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_TILED}) {
-        sfac_sddmm_plan* raw_plan = nullptr;
-        SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, alg, &raw_plan));
-        Plan plan(raw_plan);
+        Plan plan = make_plan(ctx.get(), s.get(), k, alg);
+        ASSERT_TRUE(plan);
         for (sfac_sddmm_mode mode : {SFAC_SDDMM_SCALED, SFAC_SDDMM_PATTERN, SFAC_SDDMM_RESIDUAL}) {
           for (auto [alpha, beta] : {std::pair<float, float>{1.0f, 0.0f}, {-0.5f, 2.0f}}) {
             // Poison: with beta = 0 every entry must be overwritten.
@@ -306,9 +305,8 @@ TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
                   Run{100, SFAC_DTYPE_FLOAT32}, Run{512, SFAC_DTYPE_FLOAT32},
                   Run{32, SFAC_DTYPE_BFLOAT16}, Run{104, SFAC_DTYPE_BFLOAT16}}) {
     const int64_t k = run.k;
-    sfac_sddmm_plan* raw_plan = nullptr;
-    SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_TILED, &raw_plan));
-    Plan plan(raw_plan);
+    Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_TILED);
+    ASSERT_TRUE(plan);
     SCOPED_TRACE(testing::Message() << "k=" << k);
     expect_plan_matches(ctx.get(), s.get(), csr, p.rows, p.cols, k, {run.dtype}, plan.get(), g);
   }
@@ -321,15 +319,11 @@ TEST(Cuda, SddmmAutoPicksBandTilesOnlyWhenBOutgrowsL2) {
   SFAC_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 g(test_seed() + 31);
   Context ctx = make_cuda_context();
-  sfac_sddmm_plan* raw_plan = nullptr;
   {
     const Pattern small = make_pattern(400, 3000, 12000, false, g);  // 1%: no dense tiles
     Sparse s = create_sparse(ctx.get(), small);
-    SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), 512, SFAC_SDDMM_ALG_AUTO, &raw_plan));
-    Plan plan(raw_plan);
-    sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
-    SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &alg));
-    EXPECT_EQ(alg, SFAC_SDDMM_ALG_NNZ_SPLIT);
+    EXPECT_EQ(algorithm_of(make_plan(ctx.get(), s.get(), 512, SFAC_SDDMM_ALG_AUTO).get()),
+              SFAC_SDDMM_ALG_NNZ_SPLIT);
   }
   const int64_t rows = 600, cols = 200000, k = 512;
   Pattern p{rows, cols, {}, {}, {}};
@@ -346,11 +340,9 @@ TEST(Cuda, SddmmAutoPicksBandTilesOnlyWhenBOutgrowsL2) {
     }
   }
   Sparse s = create_sparse(ctx.get(), p);
-  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO, &raw_plan));
-  Plan plan(raw_plan);
-  sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
-  SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &alg));
-  EXPECT_EQ(alg, SFAC_SDDMM_ALG_TILED);
+  Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_TILED);
   std::normal_distribution<float> d;
   std::vector<float> a(rows * k), b(cols * k);
   for (float& x : a) x = d(g);
@@ -454,9 +446,8 @@ TEST(Cuda, SddmmWithHalfPrecisionFactorsMatchesTheReferenceOnStoredValues) {
         ASSERT_NEAR(f.stored_a[i], a[i], eps * std::abs(a[i]) + 1e-7);
       for (sfac_sddmm_algorithm alg :
            {SFAC_SDDMM_ALG_ROW_SPLIT, SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_TILED}) {
-        sfac_sddmm_plan* raw_plan = nullptr;
-        SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, alg, &raw_plan));
-        Plan plan(raw_plan);
+        Plan plan = make_plan(ctx.get(), s.get(), k, alg);
+        ASSERT_TRUE(plan);
         sfac_sparse* raw_p = nullptr;
         SFAC_ASSERT_OK(
             sfac_sparse_create_like(s.get(), std::vector<float>(nnz, 1e30f).data(), &raw_p));
@@ -502,16 +493,11 @@ TEST(Cuda, SddmmDenseTilesMatchTheReferenceOnDensePatterns) {
   }
   Sparse s = create_sparse(ctx.get(), p);
   const StoredCsr csr = download(s.get());
-  sfac_sddmm_plan* raw_plan = nullptr;
-  sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
-  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), 72, SFAC_SDDMM_ALG_AUTO, &raw_plan));
-  SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(raw_plan, &alg));
-  sfac_sddmm_plan_destroy(raw_plan);
-  EXPECT_EQ(alg, SFAC_SDDMM_ALG_NNZ_SPLIT);
-  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO, &raw_plan));
-  Plan plan(raw_plan);
-  SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &alg));
-  EXPECT_EQ(alg, SFAC_SDDMM_ALG_TILED);
+  EXPECT_EQ(algorithm_of(make_plan(ctx.get(), s.get(), 72, SFAC_SDDMM_ALG_AUTO).get()),
+            SFAC_SDDMM_ALG_NNZ_SPLIT);
+  Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_TILED);
   expect_plan_matches(ctx.get(), s.get(), csr, rows, cols, k,
                       {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT32}, plan.get(), g);
 }
@@ -561,22 +547,17 @@ TEST(Cuda, SddmmCellsMatchTheReferenceAcrossPartsAndPasses) {
          {Run{4, SFAC_DTYPE_FLOAT32}, Run{32, SFAC_DTYPE_FLOAT32}, Run{100, SFAC_DTYPE_FLOAT32},
           Run{512, SFAC_DTYPE_FLOAT32}, Run{8, SFAC_DTYPE_BFLOAT16}, Run{136, SFAC_DTYPE_FLOAT16},
           Run{128, SFAC_DTYPE_BFLOAT16}}) {
-      sfac_sddmm_plan* raw_plan = nullptr;
-      SFAC_ASSERT_OK(
-          sfac_sddmm_plan_create(ctx.get(), s.get(), run.k, SFAC_SDDMM_ALG_TILED, &raw_plan));
-      Plan plan(raw_plan);
+      Plan plan = make_plan(ctx.get(), s.get(), run.k, SFAC_SDDMM_ALG_TILED);
+      ASSERT_TRUE(plan);
       SCOPED_TRACE(testing::Message() << "rows=" << shape.rows << " k=" << run.k);
       expect_plan_matches(ctx.get(), s.get(), csr, shape.rows, shape.cols, run.k, {run.dtype},
                           plan.get(), g);
     }
     for (auto [k, want] : {std::pair{int64_t{128}, SFAC_SDDMM_ALG_NNZ_SPLIT},
                            std::pair{int64_t{200}, SFAC_SDDMM_ALG_TILED}}) {
-      sfac_sddmm_plan* raw_plan = nullptr;
-      SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO, &raw_plan));
-      Plan plan(raw_plan);
-      sfac_sddmm_algorithm alg = SFAC_SDDMM_ALG_AUTO;
-      SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &alg));
-      EXPECT_EQ(alg, want) << "k=" << k;
+      Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO);
+      ASSERT_TRUE(plan);
+      EXPECT_EQ(algorithm_of(plan.get()), want) << "k=" << k;
       if (k == 200) {
         SCOPED_TRACE(testing::Message() << "auto rows=" << shape.rows << " k=" << k);
         expect_plan_matches(ctx.get(), s.get(), csr, shape.rows, shape.cols, k,
@@ -595,9 +576,8 @@ TEST(Cuda, SddmmCellsOnAClusterWithPasses) {
   Context ctx = make_cuda_context();
   Sparse s = create_sparse(ctx.get(), dense_ish_pattern(300, 280, 0.4, g));
   const StoredCsr csr = download(s.get());
-  sfac_sddmm_plan* raw_plan = nullptr;
-  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), 100, SFAC_SDDMM_ALG_TILED, &raw_plan));
-  Plan plan(raw_plan);
+  Plan plan = make_plan(ctx.get(), s.get(), 100, SFAC_SDDMM_ALG_TILED);
+  ASSERT_TRUE(plan);
   expect_plan_matches(ctx.get(), s.get(), csr, 300, 280, 100, {SFAC_DTYPE_FLOAT32}, plan.get(), g);
 }
 
@@ -633,12 +613,9 @@ TEST(Cuda, SddmmCornerTilesMatchTheReferenceOnPowerLawPatterns) {
   const StoredCsr csr = download(s.get());
   for (auto [k, alg] : {std::pair{int64_t{256}, SFAC_SDDMM_ALG_AUTO},
                         std::pair{int64_t{136}, SFAC_SDDMM_ALG_TILED}}) {
-    sfac_sddmm_plan* raw_plan = nullptr;
-    SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, alg, &raw_plan));
-    Plan plan(raw_plan);
-    sfac_sddmm_algorithm chosen = SFAC_SDDMM_ALG_AUTO;
-    SFAC_ASSERT_OK(sfac_sddmm_plan_get_algorithm(plan.get(), &chosen));
-    EXPECT_EQ(chosen, SFAC_SDDMM_ALG_TILED) << "k=" << k;
+    Plan plan = make_plan(ctx.get(), s.get(), k, alg);
+    ASSERT_TRUE(plan);
+    EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_TILED) << "k=" << k;
     SCOPED_TRACE(testing::Message() << "k=" << k);
     expect_plan_matches(ctx.get(), s.get(), csr, rows, cols, k,
                         {SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT16, SFAC_DTYPE_FLOAT32}, plan.get(),
@@ -669,9 +646,8 @@ TEST(Cuda, SddmmCornerTilesWithoutResidual) {
   }
   Sparse s = create_sparse(ctx.get(), p);
   const StoredCsr csr = download(s.get());
-  sfac_sddmm_plan* raw_plan = nullptr;
-  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_TILED, &raw_plan));
-  Plan plan(raw_plan);
+  Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_TILED);
+  ASSERT_TRUE(plan);
   expect_plan_matches(ctx.get(), s.get(), csr, n, n, k, {SFAC_DTYPE_BFLOAT16}, plan.get(), g);
 }
 
@@ -702,10 +678,8 @@ TEST(Cuda, SddmmRunsOnTheCallersStream) {
   for (float& x : a) x = d(g);
   for (float& x : b) x = d(g);
   Dense da = dense(ctx.get(), p.rows, k, a), db = dense(ctx.get(), p.cols, k, b);
-  sfac_sddmm_plan* raw_plan = nullptr;
-  SFAC_ASSERT_OK(
-      sfac_sddmm_plan_create(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_NNZ_SPLIT, &raw_plan));
-  Plan plan(raw_plan);
+  Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_NNZ_SPLIT);
+  ASSERT_TRUE(plan);
   const std::vector<float> poison(nnz, 1e30f);
   sfac_sparse* raw_p = nullptr;
   SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), poison.data(), &raw_p));
@@ -959,9 +933,8 @@ TEST(Cuda, SddmmOnSingleColumnsAndReorderedRows) {
     for (int64_t k : {1, 3, 32, 100, 128, 512}) {
       for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_AUTO, SFAC_SDDMM_ALG_ROW_SPLIT,
                                        SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_TILED}) {
-        sfac_sddmm_plan* raw_plan = nullptr;
-        SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx.get(), s.get(), k, alg, &raw_plan));
-        Plan plan(raw_plan);
+        Plan plan = make_plan(ctx.get(), s.get(), k, alg);
+        ASSERT_TRUE(plan);
         SCOPED_TRACE(testing::Message()
                      << p.rows << " x " << p.cols << " k=" << k << " alg=" << alg);
         expect_plan_matches(ctx.get(), s.get(), csr, p.rows, p.cols, k,
@@ -1013,10 +986,8 @@ TEST(Cuda, SddmmNonzeroSplitOnLongRowsOfMixedLengths) {
     for (float& x : a) x = d(g);
     for (float& x : b) x = d(g);
     const Factors f = upload_factors(ctx.get(), rows, cols, run.k, run.dtype, a, b);
-    sfac_sddmm_plan* raw_plan = nullptr;
-    SFAC_ASSERT_OK(
-        sfac_sddmm_plan_create(ctx.get(), s.get(), run.k, SFAC_SDDMM_ALG_NNZ_SPLIT, &raw_plan));
-    Plan plan(raw_plan);
+    Plan plan = make_plan(ctx.get(), s.get(), run.k, SFAC_SDDMM_ALG_NNZ_SPLIT);
+    ASSERT_TRUE(plan);
     SCOPED_TRACE(testing::Message() << "k=" << run.k << " dtype=" << run.dtype);
     expect_every_mode_matches(ctx.get(), s.get(), csr, f.a.get(), f.b.get(), f.stored_a, f.stored_b,
                               run.k, old, plan.get());
@@ -1096,9 +1067,8 @@ TEST(Cuda, MatricesAndPlansOutliveTheirContext) {
   Sparse s = create_sparse(ctx, p);
   Dense a = dense(ctx, 3, 4, std::vector<float>(12, 1.0f));
   Dense b = dense(ctx, 2, 4, std::vector<float>(8, 0.5f));
-  sfac_sddmm_plan* raw_plan = nullptr;
-  SFAC_ASSERT_OK(sfac_sddmm_plan_create(ctx, s.get(), 4, SFAC_SDDMM_ALG_TILED, &raw_plan));
-  Plan plan(raw_plan);
+  Plan plan = make_plan(ctx, s.get(), 4, SFAC_SDDMM_ALG_TILED);
+  ASSERT_TRUE(plan);
   SFAC_ASSERT_OK(sfac_context_destroy(ctx));
   // A new context of the same device can still use them.
   Context again = make_cuda_context();

@@ -107,19 +107,6 @@ Dense make_dense(sfac_context* ctx, int64_t rows, int64_t cols, const std::vecto
   return Dense(out);
 }
 
-Plan make_plan(sfac_context* ctx, const sfac_sparse* pattern, int64_t k,
-               sfac_sddmm_algorithm algorithm) {
-  sfac_sddmm_plan* out = nullptr;
-  EXPECT_EQ(sfac_sddmm_plan_create(ctx, pattern, k, algorithm, &out), SFAC_OK) << sfac_last_error();
-  return Plan(out);
-}
-
-sfac_sddmm_algorithm algorithm_of(const sfac_sddmm_plan* plan) {
-  sfac_sddmm_algorithm out = SFAC_SDDMM_ALG_AUTO;
-  EXPECT_EQ(sfac_sddmm_plan_get_algorithm(plan, &out), SFAC_OK) << sfac_last_error();
-  return out;
-}
-
 std::vector<float> values_of(const sfac_sparse* m) {
   int64_t nnz = 0;
   EXPECT_EQ(sfac_sparse_get_shape(m, nullptr, nullptr, &nnz), SFAC_OK);
