@@ -19,6 +19,7 @@
 #include "cuda/kernels/sddmm_corner.cuh"
 #include "cuda/kernels/sddmm_dense_tiles.cuh"
 #include "cuda/kernels/sddmm_kernels.cuh"
+#include "cuda/kernels/sddmm_l2_bands.cuh"
 #include "cuda/kernels/sddmm_tiled.cuh"
 #include "cuda/kernels/sparse_convert.cuh"
 #include "cuda/kernels/sparse_reorder.cuh"
@@ -306,16 +307,20 @@ struct TileChoice {
   int64_t min_b_bytes = -1;  // bands only for factors whose B is larger
   int64_t min_dense_k = 0;   // dense tiles only from this K
   double corner_density = kernels::kMinDenseTileDensity;  // 0: no corner tables
+  // L2 band order for a device with `l2_bytes` of L2 (0: none): built for patterns whose float32
+  // B exceeds kernels::l2_band_min_b_bytes, and run for factors whose B does.
+  int64_t l2_bytes = 0;
 };
 
 // A TILED plan owns the tables of the tiled kernels it may run (see sddmm_tiled.cuh,
 // sddmm_cells.cuh, sddmm_dense_tiles.cuh and sddmm_corner.cuh): band tiles where their table is
 // no larger than the pattern itself, cells where the pattern is a few percent dense, dense
 // tensor-core tiles for 16-bit factors where it is dense enough, or else for its dense corners
-// (tiles at least `corner_density` dense once rows and columns are ranked by degree). Calls none
-// serves run the nonzero-split kernel. A plan that AUTO chose runs the bands only for factors
-// whose B exceeds `min_b_bytes`, the cells only for float32 factors (`cells_f32_only`), and the
-// dense tiles only from K = `min_dense_k` (the regimes they win in, see make_sddmm_plan).
+// (tiles at least `corner_density` dense once rows and columns are ranked by degree), and the
+// nonzeros in L2 band order where B is larger than L2 (sddmm_l2_bands.cuh). Calls none serves
+// run the nonzero-split kernel. A plan that AUTO chose runs the bands only for factors whose B
+// exceeds `min_b_bytes`, the cells only for float32 factors (`cells_f32_only`), and the dense
+// tiles only from K = `min_dense_k` (the regimes they win in, see make_sddmm_plan).
 class CudaTiledPlan final : public SddmmPlan {
  public:
   CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id,
@@ -326,6 +331,7 @@ class CudaTiledPlan final : public SddmmPlan {
         cells_f32_only_(choice.cells_f32_only),
         b_elements_(pattern.cols * k),
         min_b_bytes_(choice.min_b_bytes),
+        l2_min_b_bytes_(kernels::l2_band_min_b_bytes(choice.l2_bytes)),
         dense_k_ok_(k >= choice.min_dense_k),
         tiling_(kernels::plan_band_tiling(pattern.rows, pattern.cols)) {
     if (choice.bands && kernels::band_tiling_pays(tiling_, pattern.rows, pattern.nnz)) {
@@ -347,6 +353,13 @@ class CudaTiledPlan final : public SddmmPlan {
       dense_.seg_start = dense_starts_.data();
       has_dense_ = true;
     }
+    if (choice.l2_bytes > 0 && b_elements_ * int64_t{sizeof(float)} > l2_min_b_bytes_) {
+      const int64_t band_cols = kernels::l2_band_columns(
+          k * int64_t{sizeof(float)}, kernels::l2_band_slice_bytes(choice.l2_bytes));
+      kernels::build_l2_band_order(pattern.indices.data(), pattern.rows_of_nonzeros(stream),
+                                   pattern.nnz, pattern.cols, band_cols, l2_, l2_tables_, stream);
+      has_l2_ = true;
+    }
     if (choice.corner_density > 0.0 && !dense_applies() && !has_cells_ && k % 8 == 0) {
       has_corners_ = kernels::build_corner_tables(pattern.offsets.data(), pattern.indices.data(),
                                                   pattern.rows_of_nonzeros(stream), pattern.rows,
@@ -359,6 +372,11 @@ class CudaTiledPlan final : public SddmmPlan {
   }
 
   bool has_corners() const { return has_corners_; }
+  // Null unless B (of this element type) is nearly as large as L2 or larger.
+  const kernels::L2BandOrder* l2_order(kernels::ElemType elem) const {
+    const int64_t b_bytes = b_elements_ * static_cast<int64_t>(element_size(elem));
+    return has_l2_ && b_bytes > l2_min_b_bytes_ ? &l2_ : nullptr;
+  }
 
   // Null when the band tiles do not serve factors of this element type.
   const kernels::BandTiling* bands(kernels::ElemType elem) const {
@@ -389,6 +407,7 @@ class CudaTiledPlan final : public SddmmPlan {
   bool cells_f32_only_;
   int64_t b_elements_;
   int64_t min_b_bytes_;
+  int64_t l2_min_b_bytes_;
   bool dense_k_ok_;
   bool has_bands_ = false, has_cells_ = false, has_dense_ = false, has_corners_ = false;
   kernels::BandTables tables_;
@@ -399,6 +418,9 @@ class CudaTiledPlan final : public SddmmPlan {
   kernels::DenseTiling dense_;
   kernels::CornerTables corner_tables_;
   kernels::CornerTiling corners_;
+  bool has_l2_ = false;
+  kernels::L2BandTables l2_tables_;
+  kernels::L2BandOrder l2_;
 
   bool dense_applies() const { return has_dense_ && dense_k_ok_; }
 };
@@ -561,12 +583,12 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
   DeviceGuard guard(device_);
   OwnStreamWork order(*this);  // the plan's tables are built on (and owned by) the own stream
   TileChoice choice;           // explicit TILED: the defaults
+  choice.l2_bytes = l2_bytes_;
   if (algorithm == SFAC_SDDMM_ALG_AUTO) {
     // The nonzero-split kernel balances any row-length distribution and reuses A across a row
-    // from registers; its B rows come from L2. Only when B is well beyond L2 do its gathers go
-    // to DRAM, and staging B once per band tile wins. Measured on an H100 (50 MB L2), 100k x
-    // 100k at 1%: B of 102 MB (float32 K = 512, bfloat16 K = 512) bands win, 32.3 vs 56.9 ms and
-    // 22.7 vs 24.9; B of 51 MB (float32 K = 128) the nonzero split wins, 6.8 vs 9.4 ms.
+    // from registers; its B rows come from L2. Only when B outgrows L2 do its gathers go to
+    // DRAM; then staging B once per band tile wins (measured on an H100, 50 MB L2, 100k x 100k at
+    // 1%: B of 102 MB, 32.3 vs 56.9 ms), and the L2 band order below wins more where it applies.
     // Dense patterns run 16-bit factors on tensor-core tiles once K amortizes a tile's fixed
     // costs: 2k x 2k at 4%, bfloat16, 23 vs 30 us at K = 512, but 14 vs 12 at K = 128
     // (docs/perf-notes.md). Sparser power-law patterns may still have dense corners (tiles at
@@ -586,7 +608,24 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
     // but 15 vs 12 us at K = 128 (docs/perf-notes.md).
     choice.cells = k >= kernels::kMinCellK && kernels::cells_pay(s.rows(), s.cols(), s.nnz());
     choice.cells_f32_only = true;
-    const bool tiles = choice.bands || choice.cells || choice.dense;
+    // B about as large as L2 or larger: the gathers run at the DRAM rate unless the nonzeros are
+    // taken in L2 band order, which pays where each row meets each band a few times (each band
+    // reads again the A rows it meets; sddmm_l2_bands.cuh). Measured on an H100, Yahoo
+    // shape (1M x 625k, 250M nonzeros), float32: K = 128 34.8 -> 17.1 ms, K = 512 154 -> 93;
+    // uniform 100k x 100k at 1%, K = 512: 25.8 ms against the band tiles' 32.3 (bfloat16 14.2
+    // against 22.7); but a 1M x 1M graph with 10 nonzeros per row, K = 128: 3.0 against 1.8 ms
+    // (docs/perf-notes.md). It replaces the band tiles where it applies.
+    const int64_t b_f32 = s.cols() * k * static_cast<int64_t>(sizeof(float));
+    const int64_t band_cols = kernels::l2_band_columns(k * int64_t{sizeof(float)},
+                                                       kernels::l2_band_slice_bytes(l2_bytes_));
+    const int64_t l2_bands = (s.cols() + band_cols - 1) / band_cols;
+    const bool l2_order = l2_bytes_ > 0 && b_f32 > kernels::l2_band_min_b_bytes(l2_bytes_) &&
+                          static_cast<double>(s.nnz()) >=
+                              static_cast<double>(kernels::kMinL2BandReuse) *
+                                  static_cast<double>(s.rows()) * static_cast<double>(l2_bands);
+    choice.l2_bytes = l2_order ? l2_bytes_ : 0;
+    if (l2_order) choice.bands = false;
+    const bool tiles = choice.bands || choice.cells || choice.dense || l2_order;
     if (!tiles && choice.corner_density > 0.0) {
       // Whether the pattern has dense corners is known once their tables are built.
       auto plan = std::make_unique<CudaTiledPlan>(shared_from_this(), s.pattern_id(), s.pattern(),
@@ -674,6 +713,14 @@ void CudaBackend::sddmm(const SddmmCall& call) {
       rest.positions = corners->residual_pos;
       rest.nnz = corners->residual;
       kernels::launch_sddmm_nnz_split(rest, stream_);
+      return;
+    }
+    if (const kernels::L2BandOrder* l2 = plan.l2_order(args.elem)) {
+      kernels::SddmmArgs banded = args;  // every nonzero, band by band
+      banded.cols = l2->cols;
+      banded.row_of = l2->rows;
+      banded.positions = l2->positions;
+      kernels::launch_sddmm_nnz_split(banded, stream_);
       return;
     }
     const kernels::BandTiling* bands = plan.bands(args.elem);

@@ -312,10 +312,11 @@ TEST(Cuda, SddmmTiledAcrossBandsRowBlocksAndKSlices) {
   }
 }
 
-// AUTO keeps the nonzero split for a sparse pattern whose B fits in L2 and picks the band tiles
-// when B is far larger (B here: 200,000 x 512, 410 MB in float32, 205 MB in bfloat16; ~720 nonzeros
-// per row so the band tables pay). Both element types must give the reference values.
-TEST(Cuda, SddmmAutoPicksBandTilesOnlyWhenBOutgrowsL2) {
+// AUTO keeps the nonzero split for a sparse pattern whose B fits in L2 and picks a tiled plan (the
+// L2 band order) when B is far larger (B here: 200,000 x 512, 410 MB in float32, 205 MB in
+// bfloat16; ~720 nonzeros per row, so each row meets each band many times). Both element types
+// must give the reference values.
+TEST(Cuda, SddmmAutoPicksTilesOnlyWhenBOutgrowsL2) {
   SFAC_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 g(test_seed() + 31);
   Context ctx = make_cuda_context();
@@ -361,6 +362,27 @@ TEST(Cuda, SddmmAutoPicksBandTilesOnlyWhenBOutgrowsL2) {
       ASSERT_NEAR(got[e], ref.value, 1e-5 * ref.magnitude + 1e-6)
           << "dtype=" << dtype << " e=" << e;
     }
+  }
+}
+
+// The L2 band order (B larger than any current GPU's L2: 256 MB in float32, 128 MB in bfloat16),
+// from an explicit TILED plan and from AUTO: every mode against the reference, both element types,
+// rows of mixed length (one huge) and empty rows.
+TEST(Cuda, SddmmL2BandOrderMatchesTheReferenceInEveryMode) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 37);
+  Context ctx = make_cuda_context();
+  const int64_t rows = 300, cols = 250000, k = 256;
+  const Pattern p = make_pattern(rows, cols, 120000, true, g);
+  Sparse s = create_sparse(ctx.get(), p);
+  const StoredCsr csr = download(s.get());
+  for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_TILED, SFAC_SDDMM_ALG_AUTO}) {
+    Plan plan = make_plan(ctx.get(), s.get(), k, alg);
+    ASSERT_TRUE(plan);
+    EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_TILED);
+    SCOPED_TRACE(testing::Message() << "alg=" << alg);
+    expect_plan_matches(ctx.get(), s.get(), csr, rows, cols, k,
+                        {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}, plan.get(), g);
   }
 }
 

@@ -1,0 +1,75 @@
+#include <algorithm>
+#include <cub/device/device_radix_sort.cuh>
+
+#include "cuda/cuda_check.h"
+#include "cuda/kernels/grid_stride.cuh"
+#include "cuda/kernels/sddmm_l2_bands.cuh"
+
+namespace sfac::cuda::kernels {
+namespace {
+
+__global__ void band_keys(const int32_t* cols, int64_t nnz, int64_t band_cols, uint32_t* keys,
+                          int64_t* index) {
+  for_each_index(nnz, [&](int64_t e) {
+    keys[e] = static_cast<uint32_t>(cols[e] / band_cols);
+    index[e] = e;
+  });
+}
+
+__global__ void gather_entries(const int64_t* positions, int64_t nnz, const int32_t* cols,
+                               const int32_t* row_of, int32_t* out_cols, int32_t* out_rows) {
+  for_each_index(nnz, [&](int64_t i) {
+    const int64_t e = positions[i];
+    out_cols[i] = cols[e];
+    out_rows[i] = row_of[e];
+  });
+}
+
+int significant_bits(uint64_t v) {
+  int bits = 1;
+  while (bits < 32 && (v >> bits) != 0) ++bits;
+  return bits;
+}
+
+}  // namespace
+
+int64_t l2_band_columns(int64_t row_bytes, int64_t slice_bytes) {
+  return std::max<int64_t>(1, slice_bytes / std::max<int64_t>(row_bytes, 1));
+}
+
+void build_l2_band_order(const int32_t* cols, const int32_t* row_of, int64_t nnz, int64_t ncols,
+                         int64_t band_cols, L2BandOrder& order, L2BandTables& tables,
+                         cudaStream_t stream) {
+  order.band_cols = std::max<int64_t>(band_cols, 1);
+  order.bands = std::max<int64_t>(1, (ncols + order.band_cols - 1) / order.band_cols);
+  L2BandTables t;
+  t.positions = DeviceBuffer<int64_t>(nnz, stream);
+  t.cols = DeviceBuffer<int32_t>(nnz, stream);
+  t.rows = DeviceBuffer<int32_t>(nnz, stream);
+  if (nnz > 0) {
+    DeviceBuffer<uint32_t> keys(nnz, stream), sorted_keys(nnz, stream);
+    DeviceBuffer<int64_t> index(nnz, stream);
+    band_keys<<<blocks_for(nnz), 256, 0, stream>>>(cols, nnz, order.band_cols, keys.data(),
+                                                   index.data());
+    SFAC_CUDA_CHECK_LAUNCH();
+    // A stable radix sort on the band alone keeps CSR order (rows, then columns) within a band.
+    const int end_bit = significant_bits(static_cast<uint64_t>(order.bands - 1));
+    size_t bytes = 0;
+    SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), sorted_keys.data(),
+                                                  index.data(), t.positions.data(), nnz, 0, end_bit,
+                                                  stream));
+    DeviceBuffer<uint8_t> temp(bytes, stream);
+    SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(),
+                                                  sorted_keys.data(), index.data(),
+                                                  t.positions.data(), nnz, 0, end_bit, stream));
+    gather_entries<<<blocks_for(nnz), 256, 0, stream>>>(t.positions.data(), nnz, cols, row_of,
+                                                        t.cols.data(), t.rows.data());
+    SFAC_CUDA_CHECK_LAUNCH();
+  }
+  tables = std::move(t);
+  order.positions = tables.positions.data();
+  order.cols = tables.cols.data();
+  order.rows = tables.rows.data();
+}
+
+}  // namespace sfac::cuda::kernels
