@@ -307,8 +307,8 @@ struct TileChoice {
   int64_t min_b_bytes = -1;  // bands only for factors whose B is larger
   int64_t min_dense_k = 0;   // dense tiles only from this K
   double corner_density = kernels::kMinDenseTileDensity;  // 0: no corner tables
-  // L2 band order for a device with `l2_bytes` of L2 (0: none): built for patterns whose float32
-  // B exceeds kernels::l2_band_min_b_bytes, and run for factors whose B does.
+  // L2 band order for a device with `l2_bytes` of L2 (0: none), where it pays (see
+  // sddmm_l2_bands.cuh).
   int64_t l2_bytes = 0;
 };
 
@@ -331,7 +331,7 @@ class CudaTiledPlan final : public SddmmPlan {
         cells_f32_only_(choice.cells_f32_only),
         b_elements_(pattern.cols * k),
         min_b_bytes_(choice.min_b_bytes),
-        l2_min_b_bytes_(kernels::l2_band_min_b_bytes(choice.l2_bytes)),
+        l2_bytes_(choice.l2_bytes),
         dense_k_ok_(k >= choice.min_dense_k),
         tiling_(kernels::plan_band_tiling(pattern.rows, pattern.cols)) {
     if (choice.bands && kernels::band_tiling_pays(tiling_, pattern.rows, pattern.nnz)) {
@@ -353,11 +353,12 @@ class CudaTiledPlan final : public SddmmPlan {
       dense_.seg_start = dense_starts_.data();
       has_dense_ = true;
     }
-    if (choice.l2_bytes > 0 && b_elements_ * int64_t{sizeof(float)} > l2_min_b_bytes_) {
-      const int64_t band_cols = kernels::l2_band_columns(
-          k * int64_t{sizeof(float)}, kernels::l2_band_slice_bytes(choice.l2_bytes));
+    const int64_t l2_band_cols = kernels::l2_band_columns(
+        pattern.rows, pattern.cols, pattern.nnz, k * int64_t{sizeof(float)}, choice.l2_bytes);
+    if (l2_band_cols > 0) {
       kernels::build_l2_band_order(pattern.indices.data(), pattern.rows_of_nonzeros(stream),
-                                   pattern.nnz, pattern.cols, band_cols, l2_, l2_tables_, stream);
+                                   pattern.nnz, pattern.cols, l2_band_cols, l2_, l2_tables_,
+                                   stream);
       has_l2_ = true;
     }
     if (choice.corner_density > 0.0 && !dense_applies() && !has_cells_ && k % 8 == 0) {
@@ -372,10 +373,12 @@ class CudaTiledPlan final : public SddmmPlan {
   }
 
   bool has_corners() const { return has_corners_; }
-  // Null unless B (of this element type) is nearly as large as L2 or larger.
+  // Null where the L2 band order does not serve factors of this element type.
   const kernels::L2BandOrder* l2_order(kernels::ElemType elem) const {
-    const int64_t b_bytes = b_elements_ * static_cast<int64_t>(element_size(elem));
-    return has_l2_ && b_bytes > l2_min_b_bytes_ ? &l2_ : nullptr;
+    const int64_t size = static_cast<int64_t>(element_size(elem));
+    const bool runs = kernels::l2_band_order_runs(elem == kernels::ElemType::F32, k() * size,
+                                                  b_elements_ * size, l2_bytes_);
+    return has_l2_ && runs ? &l2_ : nullptr;
   }
 
   // Null when the band tiles do not serve factors of this element type.
@@ -407,7 +410,7 @@ class CudaTiledPlan final : public SddmmPlan {
   bool cells_f32_only_;
   int64_t b_elements_;
   int64_t min_b_bytes_;
-  int64_t l2_min_b_bytes_;
+  int64_t l2_bytes_;
   bool dense_k_ok_;
   bool has_bands_ = false, has_cells_ = false, has_dense_ = false, has_corners_ = false;
   kernels::BandTables tables_;
@@ -608,21 +611,12 @@ std::unique_ptr<SddmmPlan> CudaBackend::make_sddmm_plan(const SparseMatrix& patt
     // but 15 vs 12 us at K = 128 (docs/perf-notes.md).
     choice.cells = k >= kernels::kMinCellK && kernels::cells_pay(s.rows(), s.cols(), s.nnz());
     choice.cells_f32_only = true;
-    // B about as large as L2 or larger: the gathers run at the DRAM rate unless the nonzeros are
-    // taken in L2 band order, which pays where each row meets each band a few times (each band
-    // reads again the A rows it meets; sddmm_l2_bands.cuh). Measured on an H100, Yahoo
-    // shape (1M x 625k, 250M nonzeros), float32: K = 128 34.8 -> 17.1 ms, K = 512 154 -> 93;
-    // uniform 100k x 100k at 1%, K = 512: 25.8 ms against the band tiles' 32.3 (bfloat16 14.2
-    // against 22.7); but a 1M x 1M graph with 10 nonzeros per row, K = 128: 3.0 against 1.8 ms
-    // (docs/perf-notes.md). It replaces the band tiles where it applies.
-    const int64_t b_f32 = s.cols() * k * static_cast<int64_t>(sizeof(float));
-    const int64_t band_cols = kernels::l2_band_columns(k * int64_t{sizeof(float)},
-                                                       kernels::l2_band_slice_bytes(l2_bytes_));
-    const int64_t l2_bands = (s.cols() + band_cols - 1) / band_cols;
-    const bool l2_order = l2_bytes_ > 0 && b_f32 > kernels::l2_band_min_b_bytes(l2_bytes_) &&
-                          static_cast<double>(s.nnz()) >=
-                              static_cast<double>(kernels::kMinL2BandReuse) *
-                                  static_cast<double>(s.rows()) * static_cast<double>(l2_bands);
+    // The L2 band order (sddmm_l2_bands.cuh) where it pays: B beyond L2 (Yahoo shape, float32 K
+    // = 128: 34.8 -> 17.1 ms; uniform 100k x 100k at 1%, K = 512: 25.8 ms against the band
+    // tiles' 32.3, bfloat16 14.2 against 22.7), or float32 rows of 512 bytes or more (Netflix
+    // shape, K = 128: 5.79 -> 4.71 ms). It replaces the band tiles where it applies.
+    const bool l2_order = kernels::l2_band_columns(s.rows(), s.cols(), s.nnz(),
+                                                   k * int64_t{sizeof(float)}, l2_bytes_) > 0;
     choice.l2_bytes = l2_order ? l2_bytes_ : 0;
     if (l2_order) choice.bands = false;
     const bool tiles = choice.bands || choice.cells || choice.dense || l2_order;

@@ -386,6 +386,24 @@ TEST(Cuda, SddmmL2BandOrderMatchesTheReferenceInEveryMode) {
   }
 }
 
+// The L2 band order on a pattern whose B fits in L2 (float32 K = 128: 8 MB; 300 nonzeros per row,
+// so AUTO cuts it into 1 MB bands): float32 calls run the order, bfloat16 calls the nonzero split
+// in CSR order; every mode against the reference.
+TEST(Cuda, SddmmL2BandOrderWithinL2MatchesTheReference) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 41);
+  Context ctx = make_cuda_context();
+  const int64_t rows = 2000, cols = 16384, k = 128;
+  const Pattern p = make_pattern(rows, cols, 600000, true, g);
+  Sparse s = create_sparse(ctx.get(), p);
+  const StoredCsr csr = download(s.get());
+  Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_TILED);
+  expect_plan_matches(ctx.get(), s.get(), csr, rows, cols, k,
+                      {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}, plan.get(), g);
+}
+
 TEST(Cuda, SddmmInPlaceAndEmptyMatrices) {
   SFAC_REQUIRE_CUDA_DEVICE();
   Context ctx = make_cuda_context();
