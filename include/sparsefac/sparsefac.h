@@ -305,13 +305,16 @@ typedef enum sfac_sddmm_algorithm {
   SFAC_SDDMM_ALG_TILED = 3      /* (CUDA) column-band tiles with B in shared memory; cells
                                    with A and B in shared memory on patterns at least 2% dense;
                                    dense tensor-core tiles for 16-bit factors on dense patterns
-                                   and on the dense corners of power-law patterns */
+                                   and on the dense corners of power-law patterns; the nonzeros
+                                   in L2 band order (column bands whose slice of B stays in L2)
+                                   where B outgrows L2 or float32 rows are 512 bytes or more */
 } sfac_sddmm_algorithm;
 
 /* Analysis of one sparsity pattern for one K, reusable across sfac_sddmm calls on any matrix
  * that shares the pattern (created from the same handle with sfac_sparse_create_like). A plan
- * may hold device tables as large as the pattern itself (CUDA: up to ~16 bytes per nonzero when
- * it lists the dense corners of a power-law pattern for 16-bit factors). */
+ * may hold device tables larger than the pattern itself (CUDA: up to ~16 bytes per nonzero when
+ * it lists the dense corners of a power-law pattern for 16-bit factors, and 16 more when it
+ * stores the L2 band order). */
 typedef struct sfac_sddmm_plan sfac_sddmm_plan;
 
 SFAC_API sfac_status sfac_sddmm_plan_create(sfac_context* ctx, const sfac_sparse* pattern,
