@@ -365,43 +365,34 @@ TEST(Cuda, SddmmAutoPicksTilesOnlyWhenBOutgrowsL2) {
   }
 }
 
-// The L2 band order (B larger than any current GPU's L2: 256 MB in float32, 128 MB in bfloat16),
-// from an explicit TILED plan and from AUTO: every mode against the reference, both element types,
-// rows of mixed length (one huge) and empty rows.
+// The L2 band order against the reference, every mode, both element types, rows of mixed length
+// (one huge) and empty rows:
+// - B beyond any current GPU's L2 (300 x 250,000, K = 256: 256 MB in float32, 128 MB in
+//   bfloat16), from an explicit TILED plan and from AUTO: both element types run the order;
+// - B within L2 (2,000 x 16,384, K = 128: 8 MB; 300 nonzeros per row, so AUTO cuts it into 1 MB
+//   bands): float32 runs the order, bfloat16 the nonzero split in CSR order.
 TEST(Cuda, SddmmL2BandOrderMatchesTheReferenceInEveryMode) {
   SFAC_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 g(test_seed() + 37);
   Context ctx = make_cuda_context();
-  const int64_t rows = 300, cols = 250000, k = 256;
-  const Pattern p = make_pattern(rows, cols, 120000, true, g);
-  Sparse s = create_sparse(ctx.get(), p);
-  const StoredCsr csr = download(s.get());
-  for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_TILED, SFAC_SDDMM_ALG_AUTO}) {
-    Plan plan = make_plan(ctx.get(), s.get(), k, alg);
-    ASSERT_TRUE(plan);
-    EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_TILED);
-    SCOPED_TRACE(testing::Message() << "alg=" << alg);
-    expect_plan_matches(ctx.get(), s.get(), csr, rows, cols, k,
-                        {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}, plan.get(), g);
+  struct Case {
+    int64_t rows, cols, nnz, k;
+    std::vector<sfac_sddmm_algorithm> algorithms;
+  };
+  for (const Case& c : {Case{300, 250000, 120000, 256, {SFAC_SDDMM_ALG_TILED, SFAC_SDDMM_ALG_AUTO}},
+                        Case{2000, 16384, 600000, 128, {SFAC_SDDMM_ALG_AUTO}}}) {
+    const Pattern p = make_pattern(c.rows, c.cols, c.nnz, true, g);
+    Sparse s = create_sparse(ctx.get(), p);
+    const StoredCsr csr = download(s.get());
+    for (sfac_sddmm_algorithm alg : c.algorithms) {
+      Plan plan = make_plan(ctx.get(), s.get(), c.k, alg);
+      ASSERT_TRUE(plan);
+      EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_TILED);
+      SCOPED_TRACE(testing::Message() << "cols=" << c.cols << " alg=" << alg);
+      expect_plan_matches(ctx.get(), s.get(), csr, c.rows, c.cols, c.k,
+                          {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}, plan.get(), g);
+    }
   }
-}
-
-// The L2 band order on a pattern whose B fits in L2 (float32 K = 128: 8 MB; 300 nonzeros per row,
-// so AUTO cuts it into 1 MB bands): float32 calls run the order, bfloat16 calls the nonzero split
-// in CSR order; every mode against the reference.
-TEST(Cuda, SddmmL2BandOrderWithinL2MatchesTheReference) {
-  SFAC_REQUIRE_CUDA_DEVICE();
-  std::mt19937_64 g(test_seed() + 41);
-  Context ctx = make_cuda_context();
-  const int64_t rows = 2000, cols = 16384, k = 128;
-  const Pattern p = make_pattern(rows, cols, 600000, true, g);
-  Sparse s = create_sparse(ctx.get(), p);
-  const StoredCsr csr = download(s.get());
-  Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO);
-  ASSERT_TRUE(plan);
-  EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_TILED);
-  expect_plan_matches(ctx.get(), s.get(), csr, rows, cols, k,
-                      {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}, plan.get(), g);
 }
 
 TEST(Cuda, SddmmInPlaceAndEmptyMatrices) {
