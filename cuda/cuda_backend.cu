@@ -317,10 +317,10 @@ struct TileChoice {
 // no larger than the pattern itself, cells where the pattern is a few percent dense, dense
 // tensor-core tiles for 16-bit factors where it is dense enough, or else for its dense corners
 // (tiles at least `corner_density` dense once rows and columns are ranked by degree), and the
-// nonzeros in L2 band order where B is larger than L2 (sddmm_l2_bands.cuh). Calls none serves
-// run the nonzero-split kernel. A plan that AUTO chose runs the bands only for factors whose B
-// exceeds `min_b_bytes`, the cells only for float32 factors (`cells_f32_only`), and the dense
-// tiles only from K = `min_dense_k` (the regimes they win in, see make_sddmm_plan).
+// nonzeros in L2 band order where B outgrows L2 or float32 rows are wide (sddmm_l2_bands.cuh).
+// Calls none serves run the nonzero-split kernel. A plan that AUTO chose runs the bands only for
+// factors whose B exceeds `min_b_bytes`, the cells only for float32 factors (`cells_f32_only`), and
+// the dense tiles only from K = `min_dense_k` (the regimes they win in, see make_sddmm_plan).
 class CudaTiledPlan final : public SddmmPlan {
  public:
   CudaTiledPlan(std::shared_ptr<Backend> backend, const void* pattern_id,
