@@ -9,6 +9,7 @@
 #include "cuda/kernels/device_scan.cuh"
 #include "cuda/kernels/grid_stride.cuh"
 #include "cuda/kernels/sddmm_corner.cuh"
+#include "cuda/kernels/sddmm_kernels.cuh"
 #include "cuda/kernels/sparse_reorder.cuh"
 
 namespace sfac::cuda::kernels {
@@ -94,14 +95,6 @@ __global__ void scatter_entries(const int32_t* cols, const int32_t* row_of, int6
       const unsigned long long slot = atomicAdd(cursor + listed, 1ull);
       entries[slot] = e << kCornerPlace | (rr % kBand) * kBand + cr % kBand;
     }
-  });
-}
-
-__global__ void gather_residual(const int64_t* pos, int64_t n, const int32_t* cols,
-                                const int32_t* row_of, int32_t* out_cols, int32_t* out_rows) {
-  for_each_index(n, [&](int64_t i) {
-    out_cols[i] = cols[pos[i]];
-    out_rows[i] = row_of[pos[i]];
   });
 }
 
@@ -240,10 +233,8 @@ bool build_corner_tables(const int64_t* offsets, const int32_t* cols, const int3
   if (residual > 0) {
     DeviceBuffer<int64_t> selected(1, stream);
     select_flagged(residual_flags.data(), t.residual_pos.data(), selected.data(), nnz, stream);
-    gather_residual<<<blocks_for(residual), 256, 0, stream>>>(t.residual_pos.data(), residual, cols,
-                                                              row_of, t.residual_cols.data(),
-                                                              t.residual_rows.data());
-    SFAC_CUDA_CHECK_LAUNCH();
+    launch_gather_entries(t.residual_pos.data(), residual, cols, row_of, t.residual_cols.data(),
+                          t.residual_rows.data(), stream);
   }
   t.row_ids = std::move(row_ids);
   t.col_ids = std::move(col_ids);

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "cuda/cuda_check.h"
+#include "cuda/kernels/grid_stride.cuh"
 #include "cuda/kernels/sddmm_common.cuh"
 #include "cuda/kernels/sddmm_group.cuh"
 #include "cuda/kernels/sddmm_kernels.cuh"
@@ -140,6 +141,15 @@ __global__ void expand_rows(const int64_t* row_offsets, int64_t rows, int32_t* r
   }
 }
 
+__global__ void gather_entries(const int64_t* positions, int64_t n, const int32_t* cols,
+                               const int32_t* row_of, int32_t* out_cols, int32_t* out_rows) {
+  for_each_index(n, [&](int64_t i) {
+    const int64_t e = positions[i];
+    out_cols[i] = cols[e];
+    out_rows[i] = row_of[e];
+  });
+}
+
 // Enough warps for the work items, capped (grid-stride loops do the rest).
 int grid_for(int64_t warps_wanted) {
   const int64_t blocks = (warps_wanted * kWarp + kBlock - 1) / kBlock;
@@ -246,6 +256,14 @@ void launch_sddmm_nnz_split(const SddmmArgs& args, cudaStream_t stream) {
       launch_nnz_split_as<__nv_bfloat16>(args, stream);
       break;
   }
+  SFAC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_gather_entries(const int64_t* positions, int64_t n, const int32_t* cols,
+                           const int32_t* row_of, int32_t* out_cols, int32_t* out_rows,
+                           cudaStream_t stream) {
+  if (n == 0) return;
+  gather_entries<<<blocks_for(n), 256, 0, stream>>>(positions, n, cols, row_of, out_cols, out_rows);
   SFAC_CUDA_CHECK_LAUNCH();
 }
 

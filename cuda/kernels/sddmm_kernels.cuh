@@ -42,5 +42,10 @@ void launch_sddmm_nnz_split(const SddmmArgs& args, cudaStream_t stream);
 // row_of[e] = row of nonzero e, from CSR offsets.
 void launch_expand_rows(const int64_t* row_offsets, int64_t rows, int32_t* row_of,
                         cudaStream_t stream);
+// The column and row of each nonzero at `positions` (n of them): the cols / row_of arrays of a
+// nonzero-split view that lists a subset or a reordering of the pattern (SddmmArgs::positions).
+void launch_gather_entries(const int64_t* positions, int64_t n, const int32_t* cols,
+                           const int32_t* row_of, int32_t* out_cols, int32_t* out_rows,
+                           cudaStream_t stream);
 
 }  // namespace sfac::cuda::kernels

@@ -3,6 +3,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/grid_stride.cuh"
+#include "cuda/kernels/sddmm_kernels.cuh"
 #include "cuda/kernels/sddmm_l2_bands.cuh"
 
 namespace sfac::cuda::kernels {
@@ -13,15 +14,6 @@ __global__ void band_keys(const int32_t* cols, int64_t nnz, int64_t band_cols, u
   for_each_index(nnz, [&](int64_t e) {
     keys[e] = static_cast<uint32_t>(cols[e] / band_cols);
     index[e] = e;
-  });
-}
-
-__global__ void gather_entries(const int64_t* positions, int64_t nnz, const int32_t* cols,
-                               const int32_t* row_of, int32_t* out_cols, int32_t* out_rows) {
-  for_each_index(nnz, [&](int64_t i) {
-    const int64_t e = positions[i];
-    out_cols[i] = cols[e];
-    out_rows[i] = row_of[e];
   });
 }
 
@@ -60,8 +52,8 @@ bool l2_band_order_runs(bool float32, int64_t row_bytes, int64_t b_bytes, int64_
 void build_l2_band_order(const int32_t* cols, const int32_t* row_of, int64_t nnz, int64_t ncols,
                          int64_t band_cols, L2BandOrder& order, L2BandTables& tables,
                          cudaStream_t stream) {
-  order.band_cols = std::max<int64_t>(band_cols, 1);
-  order.bands = std::max<int64_t>(1, (ncols + order.band_cols - 1) / order.band_cols);
+  band_cols = std::max<int64_t>(band_cols, 1);
+  const int64_t bands = std::max<int64_t>(1, (ncols + band_cols - 1) / band_cols);
   L2BandTables t;
   t.positions = DeviceBuffer<int64_t>(nnz, stream);
   t.cols = DeviceBuffer<int32_t>(nnz, stream);
@@ -69,11 +61,10 @@ void build_l2_band_order(const int32_t* cols, const int32_t* row_of, int64_t nnz
   if (nnz > 0) {
     DeviceBuffer<uint32_t> keys(nnz, stream), sorted_keys(nnz, stream);
     DeviceBuffer<int64_t> index(nnz, stream);
-    band_keys<<<blocks_for(nnz), 256, 0, stream>>>(cols, nnz, order.band_cols, keys.data(),
-                                                   index.data());
+    band_keys<<<blocks_for(nnz), 256, 0, stream>>>(cols, nnz, band_cols, keys.data(), index.data());
     SFAC_CUDA_CHECK_LAUNCH();
     // A stable radix sort on the band alone keeps CSR order (rows, then columns) within a band.
-    const int end_bit = significant_bits(static_cast<uint64_t>(order.bands - 1));
+    const int end_bit = significant_bits(static_cast<uint64_t>(bands - 1));
     size_t bytes = 0;
     SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), sorted_keys.data(),
                                                   index.data(), t.positions.data(), nnz, 0, end_bit,
@@ -82,9 +73,8 @@ void build_l2_band_order(const int32_t* cols, const int32_t* row_of, int64_t nnz
     SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(),
                                                   sorted_keys.data(), index.data(),
                                                   t.positions.data(), nnz, 0, end_bit, stream));
-    gather_entries<<<blocks_for(nnz), 256, 0, stream>>>(t.positions.data(), nnz, cols, row_of,
-                                                        t.cols.data(), t.rows.data());
-    SFAC_CUDA_CHECK_LAUNCH();
+    launch_gather_entries(t.positions.data(), nnz, cols, row_of, t.cols.data(), t.rows.data(),
+                          stream);
   }
   tables = std::move(t);
   order.positions = tables.positions.data();

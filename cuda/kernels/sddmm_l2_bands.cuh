@@ -16,8 +16,6 @@
 namespace sfac::cuda::kernels {
 
 struct L2BandOrder {
-  int64_t bands = 0;
-  int64_t band_cols = 0;
   const int64_t* positions = nullptr;  // nnz: CSR position of each entry, band-major
   const int32_t* cols = nullptr;       // nnz: its column
   const int32_t* rows = nullptr;       // nnz: its row
