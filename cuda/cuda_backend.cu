@@ -353,9 +353,13 @@ class CudaTiledPlan final : public SddmmPlan {
       dense_.seg_start = dense_starts_.data();
       has_dense_ = true;
     }
+    // The band order runs after the cells and the dense tiles (see sddmm): not worth building
+    // where those already serve float32 and 16-bit factors alike (K whole 16-byte vectors for
+    // both, else their launches decline).
+    const bool served_ahead = has_cells_ && (dense_applies() || !cells_f32_only_) && k % 8 == 0;
     const int64_t l2_band_cols = kernels::l2_band_columns(
         pattern.rows, pattern.cols, pattern.nnz, k * int64_t{sizeof(float)}, choice.l2_bytes);
-    if (l2_band_cols > 0) {
+    if (l2_band_cols > 0 && !served_ahead) {
       kernels::build_l2_band_order(pattern.indices.data(), pattern.rows_of_nonzeros(stream),
                                    pattern.nnz, pattern.cols, l2_band_cols, l2_, l2_tables_,
                                    stream);
