@@ -184,6 +184,10 @@ int64_t resident_warps(Kernel kernel) {
   return warps;
 }
 
+// Patterns of at most two waves of one-pass warps (about 1M nonzeros on an H100): the group
+// kernel's time there is launch and load latency rather than bytes.
+bool latency_bound(int64_t nnz) { return nnz <= 2 * kWarp * kTargetWarps; }
+
 template <typename T, int G, int V>
 void launch_group(const SddmmArgs& args, cudaStream_t stream) {
   int64_t subs = std::clamp<int64_t>(args.nnz / (kWarp * kTargetWarps), 1, kMaxChunkSubs);
@@ -193,7 +197,7 @@ void launch_group(const SddmmArgs& args, cudaStream_t stream) {
   // K = 32 / 128 / 512 12-17% / 5-7% / 5% faster; bfloat16 K = 128 ran 11% slower and K = 32
   // the same, so 16-bit factors keep two waves (docs/perf-notes.md).
   const int64_t passes = (args.nnz + kWarp - 1) / kWarp;
-  if (std::is_same_v<T, float> && subs == 1 && passes <= 2 * kTargetWarps) {
+  if (std::is_same_v<T, float> && latency_bound(args.nnz)) {
     const int64_t resident = resident_warps(sddmm_group<T, G, V, true>);
     if (passes > resident && passes <= 2 * resident) subs = (passes + resident - 1) / resident;
   }
@@ -212,6 +216,17 @@ void launch_group(const SddmmArgs& args, cudaStream_t stream) {
 template <typename T>
 bool launch_grouped(const SddmmArgs& args, cudaStream_t stream) {
   if (args.k % Elem<T>::kPerVec != 0) return false;
+  // 16-bit rows of 16 vectors (K = 128) on small patterns: groups of 8 lanes x 2 vectors (78
+  // registers, 3 blocks per SM) instead of 4 x 4 (123 registers, 2 blocks), so that more warps
+  // have loads in flight. Measured on an H100, bfloat16 K = 128: 2k x 2k at 4% 1.01-1.02x ->
+  // 1.08-1.11x cuSPARSE, but 5-18% slower on the suite's patterns of 10M nonzeros and more,
+  // where the wider groups' loads in flight per lane pay (docs/perf-notes.md).
+  if constexpr (!std::is_same_v<T, float>) {
+    if (args.k / Elem<T>::kPerVec == 16 && latency_bound(args.nnz)) {
+      launch_group<T, 8, 2>(args, stream);
+      return true;
+    }
+  }
   return with_group_shape(args.k / Elem<T>::kPerVec, [&](auto g, auto v) {
     launch_group<T, decltype(g)::value, decltype(v)::value>(args, stream);
   });
