@@ -89,6 +89,18 @@ __device__ __forceinline__ void rotated_chunk_dots(const uint4 (&av)[8],
   for (int i = 0; i < N; ++i) out[i] = (d[i][0] + d[i][1]) + (d[i][2] + d[i][3]);
 }
 
+// For kernels launched as programmatic dependents (compute capability 9.0 and up): wait until
+// the stream's previous kernel has completed and its writes are visible, then let the next
+// dependent kernel start launching. Called before any global memory access, so a kernel that is
+// scheduled early (while its predecessor drains) only saves the launch latency and never reads
+// or writes ahead of the predecessor. A no-op for a kernel launched without the attribute.
+__device__ __forceinline__ void overlap_launch_with_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ uint4 load_vec(const void* base, int64_t index) {
   return __ldg(reinterpret_cast<const uint4*>(base) + index);
 }
