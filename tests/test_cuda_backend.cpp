@@ -414,6 +414,48 @@ TEST(Cuda, SddmmInPlaceAndEmptyMatrices) {
                                          empty.get(), 0.0f, empty.get(), nullptr));
 }
 
+// Calls queued back to back, each reading what the previous one wrote (residual in place: S -
+// dot, 32 times): on devices that launch the nonzero-split kernel as a programmatic dependent
+// of the previous kernel, a call that started reading before its predecessor finished would see
+// stale values. The pattern is a few percent dense, with rows long and short, so that a call
+// takes tens of microseconds and several blocks per SM. The window is short: with the kernel's
+// wait removed, this test failed in 1 of 8 runs on an H100 (docs/perf-notes.md).
+TEST(Cuda, SddmmCallsBackToBackSeeEachOthersWrites) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 23);
+  Context ctx = make_cuda_context();
+  const Pattern p = make_pattern(2000, 2000, 200000, false, g);
+  Sparse s = create_sparse(ctx.get(), p);
+  const StoredCsr stored = download(s.get());
+  std::normal_distribution<float> d;
+  constexpr int kCalls = 32;
+  for (int64_t k : {32, 128, 512}) {
+    std::vector<float> a(p.rows * k), b(p.cols * k);
+    for (float& x : a) x = d(g);
+    for (float& x : b) x = d(g);
+    Dense da = dense(ctx.get(), p.rows, k, a), db = dense(ctx.get(), p.cols, k, b);
+    for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_AUTO}) {
+      sfac_sparse* raw = nullptr;
+      SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), stored.values.data(), &raw));
+      Sparse chain(raw);
+      Plan plan = make_plan(ctx.get(), s.get(), k, alg);
+      for (int call = 0; call < kCalls; ++call) {
+        SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_RESIDUAL, 1.0f, da.get(), db.get(),
+                                  chain.get(), 0.0f, chain.get(), plan.get()));
+      }
+      const std::vector<float> got = values_of(chain.get());
+      for (int64_t i = 0; i < p.rows; ++i) {
+        for (int64_t e = stored.off[i]; e < stored.off[i + 1]; ++e) {
+          const Dot dot = reference_dot(a, b, i, stored.cols[e], k);
+          const double want = stored.values[e] - kCalls * dot.value;
+          const double tol = 1e-5 * (std::abs(stored.values[e]) + kCalls * dot.magnitude) + 1e-6;
+          ASSERT_NEAR(got[e], want, tol) << "k=" << k << " alg=" << alg << " e=" << e;
+        }
+      }
+    }
+  }
+}
+
 TEST(Cuda, OutOfMemoryIsAStatusAndTheContextStaysUsable) {
   SFAC_REQUIRE_CUDA_DEVICE();
   Context ctx = make_cuda_context();
