@@ -185,22 +185,6 @@ int64_t resident_warps(Kernel kernel) {
   return warps;
 }
 
-// Whether the current device takes programmatic dependent launches (compute capability 9.0 and
-// up; cached per device).
-bool dependent_launch_supported() {
-  constexpr int kCachedDevices = 16;
-  static std::atomic<int> cache[kCachedDevices] = {};  // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  SFAC_CUDA_TRY(cudaGetDevice(&device));
-  if (device < kCachedDevices) {
-    if (const int known = cache[device].load(std::memory_order_relaxed)) return known == 2;
-  }
-  int major = 0;
-  SFAC_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (device < kCachedDevices) cache[device].store(major >= 9 ? 2 : 1, std::memory_order_relaxed);
-  return major >= 9;
-}
-
 // Patterns of at most two waves of one-pass warps (about 1M nonzeros on an H100): the group
 // kernel's time there is launch and load latency rather than bytes.
 bool latency_bound(int64_t nnz) { return nnz <= 2 * kWarp * kTargetWarps; }
@@ -272,6 +256,22 @@ void launch_nnz_split_as(const SddmmArgs& args, cudaStream_t stream) {
 }
 
 }  // namespace
+
+// Whether the current device takes programmatic dependent launches (compute capability 9.0 and
+// up; cached per device).
+bool dependent_launch_supported() {
+  constexpr int kCachedDevices = 16;
+  static std::atomic<int> cache[kCachedDevices] = {};  // 0 unknown, 1 no, 2 yes
+  int device = 0;
+  SFAC_CUDA_TRY(cudaGetDevice(&device));
+  if (device < kCachedDevices) {
+    if (const int known = cache[device].load(std::memory_order_relaxed)) return known == 2;
+  }
+  int major = 0;
+  SFAC_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (device < kCachedDevices) cache[device].store(major >= 9 ? 2 : 1, std::memory_order_relaxed);
+  return major >= 9;
+}
 
 void launch_sddmm_row_split(const SddmmArgs& args, cudaStream_t stream) {
   if (args.rows == 0) return;

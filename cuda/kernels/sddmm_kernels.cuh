@@ -33,6 +33,11 @@ struct SddmmArgs {
   float beta;
 };
 
+// Whether the current device takes programmatic dependent launches (compute capability 9.0 and
+// up): kernels that begin with overlap_launch_with_prior_grid may then be launched with
+// cudaLaunchAttributeProgrammaticStreamSerialization.
+bool dependent_launch_supported();
+
 // Warp per row (a row's A vector stays in L1 across its nonzeros).
 void launch_sddmm_row_split(const SddmmArgs& args, cudaStream_t stream);
 // Nonzero-balanced (honours `positions`): sub-warp groups per nonzero with A cached in registers
