@@ -415,11 +415,12 @@ TEST(Cuda, SddmmInPlaceAndEmptyMatrices) {
 }
 
 // Calls queued back to back, each reading what the previous one wrote (residual in place: S -
-// dot, 32 times): on devices that launch the nonzero-split kernel as a programmatic dependent
-// of the previous kernel, a call that started reading before its predecessor finished would see
-// stale values. The pattern is a few percent dense, with rows long and short, so that a call
-// takes tens of microseconds and several blocks per SM. The window is short: with the kernel's
-// wait removed, this test failed in 1 of 8 runs on an H100 (docs/perf-notes.md).
+// dot, 32 times): on devices that launch the nonzero-split and cell kernels as programmatic
+// dependents of the previous kernel (AUTO runs cells here at K = 512), a call that started
+// reading before its predecessor finished would see stale values. The pattern is a few percent
+// dense, with rows long and short, so that a call takes tens of microseconds and several blocks
+// per SM. The window is short: with the nonzero-split kernel's wait removed, this test failed in
+// 1 of 8 runs on an H100 (docs/perf-notes.md).
 TEST(Cuda, SddmmCallsBackToBackSeeEachOthersWrites) {
   SFAC_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 g(test_seed() + 23);
