@@ -476,6 +476,7 @@ CudaBackend::CudaBackend(int device, int num_threads)
   SFAC_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
   name_ = prop.name;
   l2_bytes_ = prop.l2CacheSize;
+  dependent_launch_ = prop.major >= 9;
   SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
   stream_ = own_stream_;
   SFAC_CUDA_TRY(cudaEventCreateWithFlags(&order_event_, cudaEventDisableTiming));
@@ -697,6 +698,7 @@ void CudaBackend::sddmm(const SddmmCall& call) {
   args.k = a.cols();
   args.alpha = call.alpha;
   args.beta = call.beta;
+  args.dependent_launch = dependent_launch_;
   if (call.plan.algorithm() == SFAC_SDDMM_ALG_TILED) {
     const auto& plan = static_cast<const CudaTiledPlan&>(call.plan);
     const kernels::DenseTiling* dense = plan.dense(args.elem);

@@ -67,6 +67,7 @@ class CudaBackend final : public Backend {
  private:
   int device_;
   int64_t l2_bytes_ = 0;
+  bool dependent_launch_ = false;  // compute capability 9.0 and up
   int num_threads_;
   std::string name_;
   cudaStream_t own_stream_ = nullptr;

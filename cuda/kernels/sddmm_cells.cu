@@ -274,19 +274,21 @@ bool launch_as(const SddmmArgs& args, const CellTiling& ct, int64_t cols, cudaSt
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = kStageBytes;
   config.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = static_cast<unsigned>(split);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
+  cudaLaunchAttribute attrs[2] = {};
+  unsigned used = 0;
+  if (split > 1) {
+    attrs[used].id = cudaLaunchAttributeClusterDimension;
+    attrs[used].val.clusterDim.x = static_cast<unsigned>(split);
+    attrs[used].val.clusterDim.y = 1;
+    attrs[used].val.clusterDim.z = 1;
+    ++used;
+  }
   // Launched as a programmatic dependent where the device allows (see launch_group in
   // sddmm_kernels.cu): 2k x 2k at 4%, float32 K = 512, 0.99-1.00x -> 1.00-1.04x cuSPARSE with
   // calls back to back on an H100 (docs/perf-notes.md).
-  cudaLaunchAttribute attrs[2] = {cluster, {}};
-  attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attrs[1].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = split > 1 ? attrs : attrs + 1;
-  config.numAttrs = (split > 1 ? 1 : 0) + (dependent_launch_supported() ? 1 : 0);
+  if (args.dependent_launch) attrs[used++] = dependent_launch_attribute();
+  config.attrs = attrs;
+  config.numAttrs = used;
   SFAC_CUDA_TRY(cudaLaunchKernelEx(&config, sddmm_cell<T>, args, ct, cols, static_cast<int>(split),
                                    static_cast<int>(per)));
   SFAC_CUDA_CHECK_LAUNCH();

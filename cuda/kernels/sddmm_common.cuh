@@ -101,6 +101,15 @@ __device__ __forceinline__ void overlap_launch_with_prior_grid() {
 #endif
 }
 
+// The launch attribute that makes such a kernel a programmatic dependent (SddmmArgs::
+// dependent_launch says whether the device takes it).
+inline cudaLaunchAttribute dependent_launch_attribute() {
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  return attr;
+}
+
 __device__ __forceinline__ uint4 load_vec(const void* base, int64_t index) {
   return __ldg(reinterpret_cast<const uint4*>(base) + index);
 }

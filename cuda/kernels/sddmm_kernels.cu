@@ -219,10 +219,8 @@ void launch_group(const SddmmArgs& args, cudaStream_t stream) {
   config.gridDim = dim3(grid);
   config.blockDim = dim3(kBlock);
   config.stream = stream;
-  cudaLaunchAttribute dependent = {};
-  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  dependent.val.programmaticStreamSerializationAllowed = 1;
-  if (dependent_launch_supported()) {
+  cudaLaunchAttribute dependent = dependent_launch_attribute();
+  if (args.dependent_launch) {
     config.attrs = &dependent;
     config.numAttrs = 1;
   }
@@ -256,22 +254,6 @@ void launch_nnz_split_as(const SddmmArgs& args, cudaStream_t stream) {
 }
 
 }  // namespace
-
-// Whether the current device takes programmatic dependent launches (compute capability 9.0 and
-// up; cached per device).
-bool dependent_launch_supported() {
-  constexpr int kCachedDevices = 16;
-  static std::atomic<int> cache[kCachedDevices] = {};  // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  SFAC_CUDA_TRY(cudaGetDevice(&device));
-  if (device < kCachedDevices) {
-    if (const int known = cache[device].load(std::memory_order_relaxed)) return known == 2;
-  }
-  int major = 0;
-  SFAC_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (device < kCachedDevices) cache[device].store(major >= 9 ? 2 : 1, std::memory_order_relaxed);
-  return major >= 9;
-}
 
 void launch_sddmm_row_split(const SddmmArgs& args, cudaStream_t stream) {
   if (args.rows == 0) return;

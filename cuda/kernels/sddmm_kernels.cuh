@@ -31,12 +31,10 @@ struct SddmmArgs {
   int64_t k;
   float alpha;
   float beta;
+  // Launch the kernels that begin with overlap_launch_with_prior_grid as programmatic dependents
+  // of the stream's previous kernel (the device must be of compute capability 9.0 or up).
+  bool dependent_launch;
 };
-
-// Whether the current device takes programmatic dependent launches (compute capability 9.0 and
-// up): kernels that begin with overlap_launch_with_prior_grid may then be launched with
-// cudaLaunchAttributeProgrammaticStreamSerialization.
-bool dependent_launch_supported();
 
 // Warp per row (a row's A vector stays in L1 across its nonzeros).
 void launch_sddmm_row_split(const SddmmArgs& args, cudaStream_t stream);
