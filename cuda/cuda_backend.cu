@@ -371,6 +371,7 @@ class CudaTiledPlan final : public SddmmPlan {
                                                   pattern.cols, pattern.nnz, choice.corner_density,
                                                   corners_, corner_tables_, stream);
     }
+    if (has_dense_ || has_corners_) kernels::allow_tile_shared_memory();
   }
   ~CudaTiledPlan() override {
     static_cast<const CudaBackend&>(*backend_).own_waits_for_current_noexcept();

@@ -174,6 +174,7 @@ constexpr int kUnroll = 4;
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2)
     sddmm_dense_tile(SddmmArgs args, DenseTiling dt, int64_t cols_total) {
+  overlap_launch_with_prior_grid();
   extern __shared__ uint4 smem_raw[];
   using Scan = cub::BlockScan<int, kThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
@@ -242,13 +243,23 @@ __global__ void __launch_bounds__(kThreads, 2)
 constexpr size_t kSmemBytes = kStages * kStage * 2;  // 16-bit A and B slices
 static_assert(kTile * kCStride * sizeof(float) <= kSmemBytes, "the tile must fit the buffers");
 
-// One block per tile, the staging buffers as dynamic shared memory (beyond the 48 KB default).
+// One block per tile, the staging buffers as dynamic shared memory (allowed beyond the 48 KB
+// default once per plan: allow_tile_shared_memory). `dependent`: launched as a programmatic
+// dependent of the stream's previous kernel (see launch_group in sddmm_kernels.cu).
 template <typename Tiling>
 void launch_tiles(void (*kernel)(SddmmArgs, Tiling, int64_t), int64_t tiles, const SddmmArgs& args,
-                  const Tiling& tiling, int64_t cols, cudaStream_t stream) {
-  SFAC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(kSmemBytes)));
-  kernel<<<static_cast<unsigned>(tiles), kThreads, kSmemBytes, stream>>>(args, tiling, cols);
+                  const Tiling& tiling, int64_t cols, bool dependent, cudaStream_t stream) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(tiles));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = kSmemBytes;
+  config.stream = stream;
+  cudaLaunchAttribute attribute = dependent_launch_attribute();
+  if (dependent) {
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+  SFAC_CUDA_TRY(cudaLaunchKernelEx(&config, kernel, args, tiling, cols));
   SFAC_CUDA_CHECK_LAUNCH();
 }
 
@@ -275,6 +286,16 @@ bool with_16bit_type(ElemType elem, F&& f) {
 
 }  // namespace
 
+void allow_tile_shared_memory() {
+  for (const void* kernel : {reinterpret_cast<const void*>(sddmm_dense_tile<__half>),
+                             reinterpret_cast<const void*>(sddmm_dense_tile<__nv_bfloat16>),
+                             reinterpret_cast<const void*>(sddmm_corner_tile<__half>),
+                             reinterpret_cast<const void*>(sddmm_corner_tile<__nv_bfloat16>)}) {
+    SFAC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(kSmemBytes)));
+  }
+}
+
 int64_t dense_bands(int64_t cols) { return std::max<int64_t>(1, (cols + kTile - 1) / kTile); }
 
 bool dense_tiles_pay(int64_t rows, int64_t cols, int64_t nnz) {
@@ -290,7 +311,10 @@ bool launch_sddmm_dense_tiles(const SddmmArgs& args, const DenseTiling& tiling, 
   const int64_t tiles = (args.rows + kTile - 1) / kTile * tiling.bands;
   return with_16bit_type(args.elem, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (args.nnz > 0) launch_tiles(sddmm_dense_tile<T>, tiles, args, tiling, cols, stream);
+    // As a programmatic dependent: 2k x 2k at 4%, bfloat16 K = 512, 1.48-1.50x -> 1.56-1.58x
+    // cuSPARSE with calls back to back on an H100 (docs/perf-notes.md).
+    if (args.nnz > 0)
+      launch_tiles(sddmm_dense_tile<T>, tiles, args, tiling, cols, args.dependent_launch, stream);
   });
 }
 
@@ -299,8 +323,10 @@ bool launch_sddmm_corner_tiles(const SddmmArgs& args, const CornerTiling& tiling
   if (args.k % 8 != 0) return false;
   return with_16bit_type(args.elem, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    // Not as a programmatic dependent: MovieLens shape, bfloat16 K = 512, 2% slower that way on
+    // an H100 (docs/perf-notes.md).
     if (tiling.tiles > 0)
-      launch_tiles(sddmm_corner_tile<T>, tiling.tiles, args, tiling, cols, stream);
+      launch_tiles(sddmm_corner_tile<T>, tiling.tiles, args, tiling, cols, false, stream);
   });
 }
 

@@ -30,6 +30,11 @@ struct DenseTiling {
 bool dense_tiles_pay(int64_t rows, int64_t cols, int64_t nnz);
 int64_t dense_bands(int64_t cols);
 
+// Lets the current device's dense-tile and corner-tile kernels take their staging buffers
+// (beyond the 48 KB default). Once per plan that may launch them: per call it cost ~2 us of host
+// time on an H100 host, half a launch.
+void allow_tile_shared_memory();
+
 // Returns false (launching nothing) unless the factors are 16-bit and K is a multiple of 8.
 bool launch_sddmm_dense_tiles(const SddmmArgs& args, const DenseTiling& tiling, int64_t cols,
                               cudaStream_t stream);
