@@ -1,6 +1,7 @@
 // The CUDA backend against the CPU backend and an fp64 reference. Skipped without a device.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <initializer_list>
 #include <limits>
 #include <numeric>
@@ -1150,3 +1151,100 @@ TEST(Cuda, MatricesAndPlansOutliveTheirContext) {
                             s.get(), plan.get()));
   EXPECT_EQ(values_of(s.get()), std::vector<float>({2.0f, 2.0f, 2.0f}));
 }
+
+#ifdef SFAC_TEST_CUDART
+namespace {
+
+// Free memory the host can still give (MemAvailable), in bytes; 0 where /proc is unreadable.
+int64_t host_available_bytes() {
+  FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  long long kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "MemAvailable: %lld kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return static_cast<int64_t>(kb) * 1024;
+}
+
+}  // namespace
+
+// A pattern of 2^31 + 2^21 nonzeros (2,048 per row over 1,049,600 rows, past any 32-bit offset):
+// uploaded as CSR, run through every algorithm in float32 and bfloat16, downloaded, and checked
+// against the fp64 reference on every nonzero of the rows around entry 2^31 and after it, plus a
+// sample of the rest. P is poisoned (1e30) before each call. Needs ~60 GB of device memory and
+// ~24 GB of host memory; skipped where either is short.
+TEST(Cuda, NonzerosPastTwoToThe31) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  if (free_bytes < (size_t{64} << 30)) GTEST_SKIP() << "needs 64 GB of free device memory";
+  if (host_available_bytes() < (int64_t{24} << 30)) GTEST_SKIP() << "needs 24 GB of host memory";
+  constexpr int64_t kPerRow = 2048, kCols = 2 * kPerRow, kRows = (int64_t{1} << 20) + 1024;
+  constexpr int64_t kNnz = kRows * kPerRow, kK = 8;
+  static_assert(kNnz > (int64_t{1} << 31), "past 32-bit offsets");
+  // Row i holds the columns of parity i % 2.
+  auto col_of = [](int64_t i, int64_t slot) { return static_cast<int32_t>(i % 2 + 2 * slot); };
+  Context ctx = make_cuda_context();
+  Sparse s;
+  {
+    std::vector<int64_t> off(kRows + 1);
+    std::vector<int32_t> cols(kNnz);
+    for (int64_t i = 0; i <= kRows; ++i) off[i] = i * kPerRow;
+    for (int64_t i = 0; i < kRows; ++i) {
+      for (int64_t t = 0; t < kPerRow; ++t) cols[i * kPerRow + t] = col_of(i, t);
+    }
+    sfac_sparse* raw = nullptr;
+    SFAC_ASSERT_OK(
+        sfac_sparse_create_csr(ctx.get(), kRows, kCols, off.data(), cols.data(), nullptr, 0, &raw));
+    s = Sparse(raw);
+  }
+  int64_t nnz = 0;
+  SFAC_ASSERT_OK(sfac_sparse_get_shape(s.get(), nullptr, nullptr, &nnz));
+  ASSERT_EQ(nnz, kNnz);
+  {
+    std::vector<int64_t> off(kRows + 1);
+    SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), nullptr, nullptr));
+    for (int64_t i = 0; i <= kRows; i += 4099) ASSERT_EQ(off[i], i * kPerRow) << "row " << i;
+    ASSERT_EQ(off[kRows], kNnz);
+  }
+  std::mt19937_64 g(test_seed() + 61);
+  std::normal_distribution<float> d;
+  std::vector<float> a(kRows * kK), b(kCols * kK);
+  for (float& x : a) x = d(g);
+  for (float& x : b) x = d(g);
+  // Zero factors and RESIDUAL with alpha = 1e30 fill P with 1e30 (S is all ones).
+  const Dense zero_a = dense(ctx.get(), kRows, kK, std::vector<float>(kRows * kK, 0.0f));
+  const Dense zero_b = dense(ctx.get(), kCols, kK, std::vector<float>(kCols * kK, 0.0f));
+  sfac_sparse* raw_p = nullptr;
+  SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), nullptr, &raw_p));
+  Sparse p(raw_p);
+  Plan poison_plan = make_plan(ctx.get(), s.get(), kK, SFAC_SDDMM_ALG_NNZ_SPLIT);
+  ASSERT_TRUE(poison_plan);
+  // Rows checked in full: those holding entries 2^31 - 2^20 .. the end; the rest sampled.
+  const int64_t first_full = ((int64_t{1} << 31) - (int64_t{1} << 20)) / kPerRow;
+  std::vector<float> got(kNnz);
+  for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}) {
+    const Factors f = upload_factors(ctx.get(), kRows, kCols, kK, dtype, a, b);
+    for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_AUTO, SFAC_SDDMM_ALG_ROW_SPLIT,
+                                     SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_TILED}) {
+      SCOPED_TRACE(testing::Message() << "dtype=" << dtype << " alg=" << alg);
+      SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_RESIDUAL, 1e30f, zero_a.get(), zero_b.get(),
+                                s.get(), 0.0f, p.get(), poison_plan.get()));
+      Plan plan = make_plan(ctx.get(), s.get(), kK, alg);
+      ASSERT_TRUE(plan);
+      SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, f.a.get(), f.b.get(), s.get(),
+                                0.0f, p.get(), plan.get()));
+      SFAC_ASSERT_OK(sfac_sparse_download_csr(p.get(), nullptr, nullptr, got.data()));
+      for (int64_t i = 0; i < kRows; i = i < first_full ? std::min(i + 997, first_full) : i + 1) {
+        for (int64_t t = 0; t < kPerRow; ++t) {
+          const int64_t e = i * kPerRow + t;
+          const Dot ref = reference_dot(f.stored_a, f.stored_b, i, col_of(i, t), kK);
+          ASSERT_NEAR(got[e], ref.value, 1e-5 * ref.magnitude + 1e-6) << "row " << i << " e=" << e;
+        }
+      }
+    }
+  }
+}
+#endif
