@@ -1168,6 +1168,20 @@ int64_t host_available_bytes() {
   return static_cast<int64_t>(kb) * 1024;
 }
 
+// Free device memory once the library's pool (the device's default pool, which keeps freed
+// blocks cached) has returned what earlier tests left in it.
+size_t free_device_bytes() {
+  cudaMemPool_t pool = nullptr;
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaDeviceSynchronize() != cudaSuccess ||
+      cudaDeviceGetDefaultMemPool(&pool, 0) != cudaSuccess ||
+      cudaMemPoolTrimTo(pool, 0) != cudaSuccess ||
+      cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    return 0;
+  }
+  return free_bytes;
+}
+
 }  // namespace
 
 // A pattern of 2^31 + 2^21 nonzeros (2,048 per row over 1,049,600 rows, past any 32-bit offset):
@@ -1177,9 +1191,7 @@ int64_t host_available_bytes() {
 // ~24 GB of host memory; skipped where either is short.
 TEST(Cuda, NonzerosPastTwoToThe31) {
   SFAC_REQUIRE_CUDA_DEVICE();
-  size_t free_bytes = 0, total_bytes = 0;
-  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
-  if (free_bytes < (size_t{64} << 30)) GTEST_SKIP() << "needs 64 GB of free device memory";
+  if (free_device_bytes() < (size_t{64} << 30)) GTEST_SKIP() << "needs 64 GB of free device memory";
   if (host_available_bytes() < (int64_t{24} << 30)) GTEST_SKIP() << "needs 24 GB of host memory";
   constexpr int64_t kPerRow = 2048, kCols = 2 * kPerRow, kRows = (int64_t{1} << 20) + 1024;
   constexpr int64_t kNnz = kRows * kPerRow, kK = 8;
@@ -1244,6 +1256,56 @@ TEST(Cuda, NonzerosPastTwoToThe31) {
           ASSERT_NEAR(got[e], ref.value, 1e-5 * ref.magnitude + 1e-6) << "row " << i << " e=" << e;
         }
       }
+    }
+  }
+}
+
+// The same pattern as COO triplets in reverse order, without values: sorted and deduplicated on
+// the device into the CSR the formula gives (every row's offset, every column of the rows around
+// and past entry 2^31, a sample of the rest). First with one duplicate entry appended, which must
+// fail naming its input positions. Needs ~56 GB of device memory (52 bytes per entry before the
+// conversion was trimmed: it then failed for lack of memory on an 80 GB device) and ~32 GB of
+// host memory.
+TEST(Cuda, HugeCooInputPastTwoToThe31BuildsTheCsrOnTheDevice) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  if (free_device_bytes() < (size_t{64} << 30)) GTEST_SKIP() << "needs 64 GB of free device memory";
+  if (host_available_bytes() < (int64_t{32} << 30)) GTEST_SKIP() << "needs 32 GB of host memory";
+  constexpr int64_t kPerRow = 2048, kCols = 2 * kPerRow, kRows = (int64_t{1} << 20) + 1024;
+  constexpr int64_t kNnz = kRows * kPerRow;
+  auto col_of = [](int64_t i, int64_t slot) { return static_cast<int32_t>(i % 2 + 2 * slot); };
+  Context ctx = make_cuda_context();
+  Sparse s;
+  {
+    // Entry kNnz - 1 - (i * kPerRow + t) is (i, col_of(i, t)); one more repeats entry 5.
+    std::vector<int32_t> r(kNnz + 1), c(kNnz + 1);
+    for (int64_t i = 0; i < kRows; ++i) {
+      for (int64_t t = 0; t < kPerRow; ++t) {
+        const int64_t e = kNnz - 1 - (i * kPerRow + t);
+        r[e] = static_cast<int32_t>(i);
+        c[e] = col_of(i, t);
+      }
+    }
+    r[kNnz] = r[5];
+    c[kNnz] = c[5];
+    sfac_sparse* raw = nullptr;
+    SFAC_EXPECT_ERROR(SFAC_ERR_DUPLICATE_ENTRY, "at input positions 5 and " + std::to_string(kNnz),
+                      sfac_sparse_create_coo(ctx.get(), kRows, kCols, kNnz + 1, r.data(), c.data(),
+                                             nullptr, 0, &raw));
+    SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), kRows, kCols, kNnz, r.data(), c.data(),
+                                          nullptr, 0, &raw));
+    s = Sparse(raw);
+  }
+  int64_t nnz = 0;
+  SFAC_ASSERT_OK(sfac_sparse_get_shape(s.get(), nullptr, nullptr, &nnz));
+  ASSERT_EQ(nnz, kNnz);
+  std::vector<int64_t> off(kRows + 1);
+  std::vector<int32_t> cols(kNnz);
+  SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), cols.data(), nullptr));
+  for (int64_t i = 0; i <= kRows; ++i) ASSERT_EQ(off[i], i * kPerRow) << "row " << i;
+  const int64_t first_full = ((int64_t{1} << 31) - (int64_t{1} << 20)) / kPerRow;
+  for (int64_t i = 0; i < kRows; i = i < first_full ? std::min(i + 997, first_full) : i + 1) {
+    for (int64_t t = 0; t < kPerRow; ++t) {
+      ASSERT_EQ(cols[i * kPerRow + t], col_of(i, t)) << "row " << i << " slot " << t;
     }
   }
 }

@@ -24,13 +24,6 @@ bool csr_from_coo(const int32_t* row_indices, const int32_t* col_indices, const 
                   DeviceBuffer<int32_t>& indices, DeviceBuffer<float>& csr_values,
                   DuplicateEntry& duplicate, cudaStream_t stream);
 
-// The same from device arrays (the caller's; they are not modified).
-bool csr_from_device_coo(const int32_t* row_indices, const int32_t* col_indices,
-                         const float* values, int64_t nnz, int64_t rows, bool sum_duplicates,
-                         DeviceBuffer<int64_t>& offsets, DeviceBuffer<int32_t>& indices,
-                         DeviceBuffer<float>& csr_values, DuplicateEntry& duplicate,
-                         cudaStream_t stream);
-
 // CSC view of a CSR pattern: col_offsets (cols + 1), row_indices (nnz) and csr_position (nnz,
 // the CSR slot of each CSC entry, so values are a gather). Entries of a column stay in row order.
 // row_of is the COO row of every CSR nonzero.
