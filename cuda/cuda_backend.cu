@@ -15,6 +15,7 @@
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/device_pool.h"
 #include "cuda/kernels/sddmm_cells.cuh"
 #include "cuda/kernels/sddmm_corner.cuh"
 #include "cuda/kernels/sddmm_dense_tiles.cuh"
@@ -481,11 +482,6 @@ CudaBackend::CudaBackend(int device, int num_threads)
   SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
   stream_ = own_stream_;
   SFAC_CUDA_TRY(cudaEventCreateWithFlags(&order_event_, cudaEventDisableTiming));
-  // Keep freed blocks in the pool: training loops then reuse memory without cudaMalloc.
-  cudaMemPool_t pool = nullptr;
-  SFAC_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
-  uint64_t threshold = UINT64_MAX;
-  SFAC_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
 }
 
 CudaBackend::~CudaBackend() {
@@ -496,6 +492,9 @@ CudaBackend::~CudaBackend() {
   (void)cudaStreamSynchronize(own_stream_);
   (void)cudaEventDestroy(order_event_);
   (void)cudaStreamDestroy(own_stream_);
+  // The last object of this context is gone: what the library's pool caches for the device goes
+  // back to it (other contexts on the device keep their blocks in use).
+  release_cached_memory(device_);
   (void)cudaSetDevice(previous);
 }
 

@@ -1,5 +1,5 @@
-// Owning device memory from the stream-ordered allocator. The device's default memory pool is
-// configured (CudaBackend) to keep freed blocks, so repeated allocations in training loops are
+// Owning device memory from the library's stream-ordered pool on the current device
+// (device_pool.h), which keeps freed blocks cached, so repeated allocations in training loops are
 // served from the cache instead of cudaMalloc.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "cuda/cuda_check.h"
+#include "cuda/device_pool.h"
 
 namespace sfac::cuda {
 
@@ -18,7 +19,8 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   DeviceBuffer(size_t count, cudaStream_t stream) : count_(count), stream_(stream) {
     if (count > 0) {
-      SFAC_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&data_), count * sizeof(T), stream));
+      SFAC_CUDA_TRY(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&data_), count * sizeof(T),
+                                            current_library_pool(), stream));
     }
   }
   ~DeviceBuffer() { reset(); }

@@ -463,7 +463,7 @@ TEST(Cuda, OutOfMemoryIsAStatusAndTheContextStaysUsable) {
   Context ctx = make_cuda_context();
   sfac_dense* raw = reinterpret_cast<sfac_dense*>(0x1234);
   // 2^31 x 2^14 floats = 128 TiB: more than any device.
-  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_MEMORY, "cudaMallocAsync",
+  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_MEMORY, "cudaMallocFromPoolAsync",
                     sfac_dense_create(ctx.get(), int64_t{1} << 30, int64_t{1} << 15,
                                       SFAC_DTYPE_FLOAT32, nullptr, &raw));
   EXPECT_EQ(raw, reinterpret_cast<sfac_dense*>(0x1234));
@@ -1168,14 +1168,11 @@ int64_t host_available_bytes() {
   return static_cast<int64_t>(kb) * 1024;
 }
 
-// Free device memory once the library's pool (the device's default pool, which keeps freed
-// blocks cached) has returned what earlier tests left in it.
+// Free device memory after the work queued so far (the library's pool returns what it caches
+// when a context is destroyed).
 size_t free_device_bytes() {
-  cudaMemPool_t pool = nullptr;
   size_t free_bytes = 0, total_bytes = 0;
   if (cudaDeviceSynchronize() != cudaSuccess ||
-      cudaDeviceGetDefaultMemPool(&pool, 0) != cudaSuccess ||
-      cudaMemPoolTrimTo(pool, 0) != cudaSuccess ||
       cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
     return 0;
   }
@@ -1308,5 +1305,43 @@ TEST(Cuda, HugeCooInputPastTwoToThe31BuildsTheCsrOnTheDevice) {
       ASSERT_EQ(cols[i * kPerRow + t], col_of(i, t)) << "row " << i << " slot " << t;
     }
   }
+}
+
+// The library caches device memory in a pool of its own: freed blocks stay with it while a
+// context lives (training loops reuse them), the device's default pool keeps its settings for
+// other code in the process, and destroying the context gives the cached memory back.
+TEST(Cuda, MemoryCacheIsTheLibrarysOwnAndGoesBackWithTheContext) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  cudaMemPool_t default_pool = nullptr;
+  ASSERT_EQ(cudaDeviceGetDefaultMemPool(&default_pool, 0), cudaSuccess);
+  // CUDA's default threshold (0), whatever ran before in this process.
+  uint64_t threshold_before = 0, threshold_after = 1;
+  ASSERT_EQ(
+      cudaMemPoolSetAttribute(default_pool, cudaMemPoolAttrReleaseThreshold, &threshold_before),
+      cudaSuccess);
+  constexpr int64_t kSide = 16384;  // a 1 GiB float32 matrix
+  constexpr size_t kBytes = size_t{kSide} * kSide * sizeof(float);
+  const size_t free_before = free_device_bytes();
+  if (free_before < 4 * kBytes) GTEST_SKIP() << "needs 4 GiB of free device memory";
+  {
+    Context ctx = make_cuda_context();
+    {
+      sfac_dense* raw = nullptr;
+      SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), kSide, kSide, SFAC_DTYPE_FLOAT32, nullptr, &raw));
+      Dense big(raw);
+    }
+    // Freed, but cached for the next allocation.
+    EXPECT_LT(free_device_bytes(), free_before - kBytes * 9 / 10);
+    sfac_dense* raw = nullptr;
+    SFAC_ASSERT_OK(sfac_dense_create(ctx.get(), kSide, kSide, SFAC_DTYPE_FLOAT32, nullptr, &raw));
+    Dense again(raw);
+    EXPECT_GT(free_device_bytes(), free_before - kBytes * 3 / 2)
+        << "the cached block was not reused";
+  }
+  EXPECT_GT(free_device_bytes(), free_before - kBytes / 10);
+  ASSERT_EQ(
+      cudaMemPoolGetAttribute(default_pool, cudaMemPoolAttrReleaseThreshold, &threshold_after),
+      cudaSuccess);
+  EXPECT_EQ(threshold_after, threshold_before);
 }
 #endif

@@ -19,6 +19,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/device_pool.h"
 #include "cuda/kernels/device_scan.cuh"
 #include "cuda/kernels/grid_stride.cuh"
 #include "cuda/kernels/sparse_convert.cuh"
@@ -26,16 +27,17 @@
 namespace sfac::cuda::kernels {
 namespace {
 
-// Thrust's temporary storage from the stream-ordered pool that every other buffer here comes
-// from, not from cudaMalloc: memory the pool keeps cached stays usable by the algorithms, and a
-// full device is SFAC_ERR_OUT_OF_MEMORY naming cudaMallocAsync, as anywhere else.
+// Thrust's temporary storage from the library's pool that every other buffer here comes from,
+// not from cudaMalloc: memory the pool keeps cached stays usable by the algorithms, and a full
+// device is SFAC_ERR_OUT_OF_MEMORY naming cudaMallocFromPoolAsync, as anywhere else.
 class PoolAllocator {
  public:
   using value_type = char;
   explicit PoolAllocator(cudaStream_t stream) : stream_(stream) {}
   char* allocate(std::ptrdiff_t bytes) {
     void* p = nullptr;
-    SFAC_CUDA_TRY(cudaMallocAsync(&p, static_cast<size_t>(bytes), stream_));
+    SFAC_CUDA_TRY(
+        cudaMallocFromPoolAsync(&p, static_cast<size_t>(bytes), current_library_pool(), stream_));
     return static_cast<char*>(p);
   }
   void deallocate(char* p, size_t) { (void)cudaFreeAsync(p, stream_); }
