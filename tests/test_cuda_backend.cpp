@@ -1344,4 +1344,85 @@ TEST(Cuda, MemoryCacheIsTheLibrarysOwnAndGoesBackWithTheContext) {
       cudaSuccess);
   EXPECT_EQ(threshold_after, threshold_before);
 }
+
+// With the device filled by someone else's allocations (another library in the process), every
+// call that needs new device memory answers SFAC_ERR_OUT_OF_MEMORY and leaves its output alone,
+// calls that need none still run and give the same result, and once the memory is free again
+// the failed calls succeed.
+TEST(Cuda, FullDeviceIsAStatusAndObjectsStayUsable) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 67);
+  Context ctx = make_cuda_context();
+  const Pattern p = make_pattern(300, 200, 6000, false, g);
+  Sparse s = create_sparse(ctx.get(), p);
+  const StoredCsr csr = download(s.get());
+  constexpr int64_t kK = 32;
+  std::normal_distribution<float> d;
+  std::vector<float> a(300 * kK), b(200 * kK);
+  for (float& x : a) x = d(g);
+  for (float& x : b) x = d(g);
+  const Dense da = dense(ctx.get(), 300, kK, a), db = dense(ctx.get(), 200, kK, b);
+  sfac_sparse* raw_p = nullptr;
+  SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), nullptr, &raw_p));
+  Sparse out(raw_p);
+  Plan plan = make_plan(ctx.get(), s.get(), kK, SFAC_SDDMM_ALG_NNZ_SPLIT);
+  ASSERT_TRUE(plan);
+  SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, da.get(), db.get(), s.get(), 0.0f,
+                            out.get(), plan.get()));
+  const std::vector<float> before = values_of(out.get());
+  for (int64_t i = 0; i < 300; ++i) {
+    for (int64_t e = csr.off[i]; e < csr.off[i + 1]; ++e) {
+      const Dot ref = reference_dot(a, b, i, csr.cols[e], kK);
+      ASSERT_NEAR(before[e], ref.value, 1e-5 * ref.magnitude + 1e-6);
+    }
+  }
+  // 256 MiB of dense matrix and 16M COO entries: beyond what the library's pool has cached.
+  constexpr int64_t kBigRows = 16384, kBigCols = 4096, kEntries = int64_t{1} << 24;
+  std::vector<int32_t> rows(kEntries), cols(kEntries);
+  for (int64_t e = 0; e < kEntries; ++e) {
+    rows[e] = static_cast<int32_t>(e >> 12);
+    cols[e] = static_cast<int32_t>(e & 4095);
+  }
+  struct Hog {
+    std::vector<void*> blocks;
+    ~Hog() {
+      for (void* block : blocks) (void)cudaFree(block);
+    }
+  } hog;
+  for (size_t chunk = size_t{1} << 30; chunk >= (size_t{1} << 20);) {
+    void* block = nullptr;
+    if (cudaMalloc(&block, chunk) == cudaSuccess) {
+      hog.blocks.push_back(block);
+    } else {
+      (void)cudaGetLastError();
+      chunk /= 2;
+    }
+  }
+  sfac_dense* raw_dense = reinterpret_cast<sfac_dense*>(0x1234);
+  SFAC_EXPECT_ERROR(
+      SFAC_ERR_OUT_OF_MEMORY, "cudaMallocFromPoolAsync",
+      sfac_dense_create(ctx.get(), kBigRows, kBigCols, SFAC_DTYPE_FLOAT32, nullptr, &raw_dense));
+  EXPECT_EQ(raw_dense, reinterpret_cast<sfac_dense*>(0x1234));
+  sfac_sparse* raw_sparse = reinterpret_cast<sfac_sparse*>(0x1234);
+  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_MEMORY, "cudaMallocFromPoolAsync",
+                    sfac_sparse_create_coo(ctx.get(), kEntries >> 12, 4096, kEntries, rows.data(),
+                                           cols.data(), nullptr, 0, &raw_sparse));
+  EXPECT_EQ(raw_sparse, reinterpret_cast<sfac_sparse*>(0x1234));
+  // The existing plan needs no new memory: the same call still runs, bit for bit.
+  SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, da.get(), db.get(), s.get(), 0.0f,
+                            out.get(), plan.get()));
+  EXPECT_EQ(values_of(out.get()), before);
+  for (void* block : hog.blocks) ASSERT_EQ(cudaFree(block), cudaSuccess);
+  hog.blocks.clear();
+  SFAC_ASSERT_OK(
+      sfac_dense_create(ctx.get(), kBigRows, kBigCols, SFAC_DTYPE_FLOAT32, nullptr, &raw_dense));
+  Dense big(raw_dense);
+  SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), kEntries >> 12, 4096, kEntries, rows.data(),
+                                        cols.data(), nullptr, 0, &raw_sparse));
+  Sparse full(raw_sparse);
+  int64_t nnz = 0;
+  SFAC_ASSERT_OK(sfac_sparse_get_shape(full.get(), nullptr, nullptr, &nnz));
+  EXPECT_EQ(nnz, kEntries);
+  EXPECT_EQ(values_of(out.get()), before);
+}
 #endif
