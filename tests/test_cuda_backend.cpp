@@ -1307,6 +1307,50 @@ TEST(Cuda, HugeCooInputPastTwoToThe31BuildsTheCsrOnTheDevice) {
   }
 }
 
+// The same entries with values (rated data): the conversion then carries each entry's input
+// position (4 bytes while they fit) to gather the values; ~69 GB of device memory and ~40 GB of
+// host memory.
+TEST(Cuda, HugeCooInputWithValuesPastTwoToThe31BuildsTheCsrOnTheDevice) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  if (free_device_bytes() < (size_t{72} << 30)) GTEST_SKIP() << "needs 72 GB of free device memory";
+  if (host_available_bytes() < (int64_t{40} << 30)) GTEST_SKIP() << "needs 40 GB of host memory";
+  constexpr int64_t kPerRow = 2048, kCols = 2 * kPerRow, kRows = (int64_t{1} << 20) + 1024;
+  constexpr int64_t kNnz = kRows * kPerRow;
+  auto col_of = [](int64_t i, int64_t slot) { return static_cast<int32_t>(i % 2 + 2 * slot); };
+  // Exact in float32: small integers and halves.
+  auto value_of = [](int64_t i, int64_t slot) { return float(i % 1000) + 0.5f * float(slot % 7); };
+  Context ctx = make_cuda_context();
+  Sparse s;
+  {
+    std::vector<int32_t> r(kNnz), c(kNnz);
+    std::vector<float> v(kNnz);
+    for (int64_t i = 0; i < kRows; ++i) {
+      for (int64_t t = 0; t < kPerRow; ++t) {
+        const int64_t e = kNnz - 1 - (i * kPerRow + t);
+        r[e] = static_cast<int32_t>(i);
+        c[e] = col_of(i, t);
+        v[e] = value_of(i, t);
+      }
+    }
+    sfac_sparse* raw = nullptr;
+    SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), kRows, kCols, kNnz, r.data(), c.data(),
+                                          v.data(), 0, &raw));
+    s = Sparse(raw);
+  }
+  std::vector<int64_t> off(kRows + 1);
+  std::vector<int32_t> cols(kNnz);
+  std::vector<float> values(kNnz);
+  SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), cols.data(), values.data()));
+  for (int64_t i = 0; i <= kRows; ++i) ASSERT_EQ(off[i], i * kPerRow) << "row " << i;
+  const int64_t first_full = ((int64_t{1} << 31) - (int64_t{1} << 20)) / kPerRow;
+  for (int64_t i = 0; i < kRows; i = i < first_full ? std::min(i + 997, first_full) : i + 1) {
+    for (int64_t t = 0; t < kPerRow; ++t) {
+      ASSERT_EQ(cols[i * kPerRow + t], col_of(i, t)) << "row " << i << " slot " << t;
+      ASSERT_EQ(values[i * kPerRow + t], value_of(i, t)) << "row " << i << " slot " << t;
+    }
+  }
+}
+
 // The library caches device memory in a pool of its own: freed blocks stay with it while a
 // context lives (training loops reuse them), the device's default pool keeps its settings for
 // other code in the process, and destroying the context gives the cached memory back.

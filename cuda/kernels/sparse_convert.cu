@@ -61,11 +61,12 @@ void with_thrust(cudaStream_t stream, const char* what, F&& f) {
 }
 
 // Key row << 32 | col per entry; its input position too where `order` is given.
+template <typename Order>
 __global__ void coo_keys(const int32_t* rows, const int32_t* cols, int64_t n, uint64_t* keys,
-                         int64_t* order) {
+                         Order* order) {
   for_each_index(n, [&](int64_t e) {
     keys[e] = static_cast<uint64_t>(rows[e]) << 32 | static_cast<uint32_t>(cols[e]);
-    if (order) order[e] = e;
+    if (order) order[e] = static_cast<Order>(e);
   });
 }
 
@@ -85,7 +86,8 @@ struct SameAsNext {
 
 // One thread per run of equal keys: its column and the values summed in input order (the sort is
 // stable), as the host conversion adds them; 1 per entry without values.
-__global__ void run_sums(const uint64_t* keys, const int64_t* order, const int64_t* slot,
+template <typename Order>
+__global__ void run_sums(const uint64_t* keys, const Order* order, const int64_t* slot,
                          const float* values, int64_t n, int32_t* cols, float* sums) {
   for_each_index(n, [&](int64_t j) {
     if (j > 0 && keys[j] == keys[j - 1]) return;
@@ -126,7 +128,8 @@ DeviceBuffer<T> upload_copy(const T* host, int64_t n, cudaStream_t stream) {
 // Sorts the keys, and `order` with them where it is not empty, by (row, col): a stable radix
 // sort of the 32 column bits and as many row bits as `rows` needs, with its buffers from the
 // pool.
-void sort_keys(DeviceBuffer<uint64_t>& keys, DeviceBuffer<int64_t>& order, int64_t n, int64_t rows,
+template <typename Order>
+void sort_keys(DeviceBuffer<uint64_t>& keys, DeviceBuffer<Order>& order, int64_t n, int64_t rows,
                cudaStream_t stream) {
   int end_bit = 32;
   while (end_bit < 64 && (uint64_t{1} << (end_bit - 32)) < static_cast<uint64_t>(rows)) ++end_bit;
@@ -134,8 +137,8 @@ void sort_keys(DeviceBuffer<uint64_t>& keys, DeviceBuffer<int64_t>& order, int64
   cub::DoubleBuffer<uint64_t> k(keys.data(), keys_alt.data());
   size_t bytes = 0;
   if (order.size() > 0) {
-    DeviceBuffer<int64_t> order_alt(static_cast<size_t>(n), stream);
-    cub::DoubleBuffer<int64_t> v(order.data(), order_alt.data());
+    DeviceBuffer<Order> order_alt(static_cast<size_t>(n), stream);
+    cub::DoubleBuffer<Order> v(order.data(), order_alt.data());
     SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, n, 0, end_bit, stream));
     DeviceBuffer<uint8_t> temp(bytes, stream);
     SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, k, v, n, 0, end_bit, stream));
@@ -164,20 +167,14 @@ std::pair<int64_t, int64_t> host_positions(const int32_t* rows, const int32_t* c
   return found;
 }
 
-}  // namespace
-
-// Device memory per entry at the peak: 24 bytes without values (the key, then the run slot and
-// the output column and value; the row and column uploads and the sort's second key buffer are
-// freed before those are made), 36 with values (the input order, its sort buffer and the values
-// on top). A pattern of 2^31 entries thus needs ~52 GB instead of the ~112 GB (52 bytes per
-// entry) that keeping the uploads, a run-head array and the output rows took.
-bool csr_from_coo(const int32_t* row_indices, const int32_t* col_indices, const float* values,
-                  int64_t nnz, int64_t rows, bool sum_duplicates, DeviceBuffer<int64_t>& offsets,
-                  DeviceBuffer<int32_t>& indices, DeviceBuffer<float>& csr_values,
-                  DuplicateEntry& duplicate, cudaStream_t stream) {
+template <typename Order>
+bool csr_from_coo_as(const int32_t* row_indices, const int32_t* col_indices, const float* values,
+                     int64_t nnz, int64_t rows, bool sum_duplicates, DeviceBuffer<int64_t>& offsets,
+                     DeviceBuffer<int32_t>& indices, DeviceBuffer<float>& csr_values,
+                     DuplicateEntry& duplicate, cudaStream_t stream) {
   DeviceBuffer<uint64_t> keys(static_cast<size_t>(nnz), stream);
-  // Input positions, needed only to gather values in input order.
-  DeviceBuffer<int64_t> order(values ? static_cast<size_t>(nnz) : 0, stream);
+  // Input positions, needed only to gather values in input order (32 bits where they fit).
+  DeviceBuffer<Order> order(values ? static_cast<size_t>(nnz) : 0, stream);
   if (nnz > 0) {
     const DeviceBuffer<int32_t> r = upload_copy(row_indices, nnz, stream);
     const DeviceBuffer<int32_t> c = upload_copy(col_indices, nnz, stream);
@@ -229,6 +226,26 @@ bool csr_from_coo(const int32_t* row_indices, const int32_t* col_indices, const 
   indices = std::move(out_cols);
   csr_values = std::move(out_vals);
   return true;
+}
+
+}  // namespace
+
+// Device memory per entry at the peak: 24 bytes without values (the key, then the run slot and
+// the output column and value; the row and column uploads and the sort's second key buffer are
+// freed before those are made), 32 with values (a 4-byte input order, its sort buffer and the
+// values on top; 8-byte orders past 2^32 entries: 44). 2^31 entries thus need ~52 GB (~69 GB
+// with values) instead of the ~112 GB (~120 GB) that keeping the uploads, a run-head array, the
+// output rows and 8-byte orders took.
+bool csr_from_coo(const int32_t* row_indices, const int32_t* col_indices, const float* values,
+                  int64_t nnz, int64_t rows, bool sum_duplicates, DeviceBuffer<int64_t>& offsets,
+                  DeviceBuffer<int32_t>& indices, DeviceBuffer<float>& csr_values,
+                  DuplicateEntry& duplicate, cudaStream_t stream) {
+  return nnz <= int64_t{UINT32_MAX}
+             ? csr_from_coo_as<uint32_t>(row_indices, col_indices, values, nnz, rows,
+                                         sum_duplicates, offsets, indices, csr_values, duplicate,
+                                         stream)
+             : csr_from_coo_as<int64_t>(row_indices, col_indices, values, nnz, rows, sum_duplicates,
+                                        offsets, indices, csr_values, duplicate, stream);
 }
 
 void build_csc(const int32_t* cols, const int32_t* row_of, int64_t ncols, int64_t nnz,
