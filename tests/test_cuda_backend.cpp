@@ -1179,6 +1179,59 @@ size_t free_device_bytes() {
   return free_bytes;
 }
 
+// The huge tests' pattern, past 32-bit offsets: 2,048 nonzeros per row (the columns of the row's
+// parity) over 1,049,600 rows, 2^31 + 2^21 in all.
+constexpr int64_t kHugePerRow = 2048, kHugeCols = 2 * kHugePerRow;
+constexpr int64_t kHugeRows = (int64_t{1} << 20) + 1024, kHugeNnz = kHugeRows * kHugePerRow;
+static_assert(kHugeNnz > (int64_t{1} << 31), "past 32-bit offsets");
+
+int32_t huge_col(int64_t row, int64_t slot) { return static_cast<int32_t>(row % 2 + 2 * slot); }
+// Exact in float32: small integers and halves.
+float huge_value(int64_t row, int64_t slot) { return float(row % 1000) + 0.5f * float(slot % 7); }
+
+// The rows checked entry by entry: all from the one holding entry 2^31 - 2^20 on, every 997th
+// before it.
+constexpr int64_t kHugeFirstFull = ((int64_t{1} << 31) - (int64_t{1} << 20)) / kHugePerRow;
+int64_t next_checked_row(int64_t row) {
+  return row < kHugeFirstFull ? std::min(row + 997, kHugeFirstFull) : row + 1;
+}
+
+// The pattern as COO in reverse order: entry kHugeNnz - 1 - (i * kHugePerRow + t) is row i's
+// slot t, with huge_value where `v` is not null.
+void fill_huge_coo_reversed(int32_t* r, int32_t* c, float* v) {
+  for (int64_t i = 0; i < kHugeRows; ++i) {
+    for (int64_t t = 0; t < kHugePerRow; ++t) {
+      const int64_t e = kHugeNnz - 1 - (i * kHugePerRow + t);
+      r[e] = static_cast<int32_t>(i);
+      c[e] = huge_col(i, t);
+      if (v) v[e] = huge_value(i, t);
+    }
+  }
+}
+
+// `s` downloaded is the huge pattern: every row offset, and on the checked rows every column and,
+// with `values`, every value.
+void expect_huge_csr(const sfac_sparse* s, bool values) {
+  int64_t nnz = 0;
+  SFAC_ASSERT_OK(sfac_sparse_get_shape(s, nullptr, nullptr, &nnz));
+  ASSERT_EQ(nnz, kHugeNnz);
+  std::vector<int64_t> off(kHugeRows + 1);
+  std::vector<int32_t> cols(kHugeNnz);
+  std::vector<float> vals(values ? kHugeNnz : 0);
+  SFAC_ASSERT_OK(
+      sfac_sparse_download_csr(s, off.data(), cols.data(), values ? vals.data() : nullptr));
+  for (int64_t i = 0; i <= kHugeRows; ++i) ASSERT_EQ(off[i], i * kHugePerRow) << "row " << i;
+  for (int64_t i = 0; i < kHugeRows; i = next_checked_row(i)) {
+    for (int64_t t = 0; t < kHugePerRow; ++t) {
+      const int64_t e = i * kHugePerRow + t;
+      ASSERT_EQ(cols[e], huge_col(i, t)) << "row " << i << " slot " << t;
+      if (values) {
+        ASSERT_EQ(vals[e], huge_value(i, t)) << "row " << i << " slot " << t;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // A pattern of 2^31 + 2^21 nonzeros (2,048 per row over 1,049,600 rows, past any 32-bit offset):
@@ -1190,52 +1243,48 @@ TEST(Cuda, NonzerosPastTwoToThe31) {
   SFAC_REQUIRE_CUDA_DEVICE();
   if (free_device_bytes() < (size_t{64} << 30)) GTEST_SKIP() << "needs 64 GB of free device memory";
   if (host_available_bytes() < (int64_t{24} << 30)) GTEST_SKIP() << "needs 24 GB of host memory";
-  constexpr int64_t kPerRow = 2048, kCols = 2 * kPerRow, kRows = (int64_t{1} << 20) + 1024;
-  constexpr int64_t kNnz = kRows * kPerRow, kK = 8;
-  static_assert(kNnz > (int64_t{1} << 31), "past 32-bit offsets");
-  // Row i holds the columns of parity i % 2.
-  auto col_of = [](int64_t i, int64_t slot) { return static_cast<int32_t>(i % 2 + 2 * slot); };
+  constexpr int64_t kK = 8;
   Context ctx = make_cuda_context();
   Sparse s;
   {
-    std::vector<int64_t> off(kRows + 1);
-    std::vector<int32_t> cols(kNnz);
-    for (int64_t i = 0; i <= kRows; ++i) off[i] = i * kPerRow;
-    for (int64_t i = 0; i < kRows; ++i) {
-      for (int64_t t = 0; t < kPerRow; ++t) cols[i * kPerRow + t] = col_of(i, t);
+    std::vector<int64_t> off(kHugeRows + 1);
+    std::vector<int32_t> cols(kHugeNnz);
+    for (int64_t i = 0; i <= kHugeRows; ++i) off[i] = i * kHugePerRow;
+    for (int64_t i = 0; i < kHugeRows; ++i) {
+      for (int64_t t = 0; t < kHugePerRow; ++t) cols[i * kHugePerRow + t] = huge_col(i, t);
     }
     sfac_sparse* raw = nullptr;
-    SFAC_ASSERT_OK(
-        sfac_sparse_create_csr(ctx.get(), kRows, kCols, off.data(), cols.data(), nullptr, 0, &raw));
+    SFAC_ASSERT_OK(sfac_sparse_create_csr(ctx.get(), kHugeRows, kHugeCols, off.data(), cols.data(),
+                                          nullptr, 0, &raw));
     s = Sparse(raw);
   }
   int64_t nnz = 0;
   SFAC_ASSERT_OK(sfac_sparse_get_shape(s.get(), nullptr, nullptr, &nnz));
-  ASSERT_EQ(nnz, kNnz);
+  ASSERT_EQ(nnz, kHugeNnz);
   {
-    std::vector<int64_t> off(kRows + 1);
+    std::vector<int64_t> off(kHugeRows + 1);
     SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), nullptr, nullptr));
-    for (int64_t i = 0; i <= kRows; i += 4099) ASSERT_EQ(off[i], i * kPerRow) << "row " << i;
-    ASSERT_EQ(off[kRows], kNnz);
+    for (int64_t i = 0; i <= kHugeRows; i += 4099)
+      ASSERT_EQ(off[i], i * kHugePerRow) << "row " << i;
+    ASSERT_EQ(off[kHugeRows], kHugeNnz);
   }
   std::mt19937_64 g(test_seed() + 61);
   std::normal_distribution<float> d;
-  std::vector<float> a(kRows * kK), b(kCols * kK);
+  std::vector<float> a(kHugeRows * kK), b(kHugeCols * kK);
   for (float& x : a) x = d(g);
   for (float& x : b) x = d(g);
   // Zero factors and RESIDUAL with alpha = 1e30 fill P with 1e30 (S is all ones).
-  const Dense zero_a = dense(ctx.get(), kRows, kK, std::vector<float>(kRows * kK, 0.0f));
-  const Dense zero_b = dense(ctx.get(), kCols, kK, std::vector<float>(kCols * kK, 0.0f));
+  const Dense zero_a = dense(ctx.get(), kHugeRows, kK, std::vector<float>(kHugeRows * kK, 0.0f));
+  const Dense zero_b = dense(ctx.get(), kHugeCols, kK, std::vector<float>(kHugeCols * kK, 0.0f));
   sfac_sparse* raw_p = nullptr;
   SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), nullptr, &raw_p));
   Sparse p(raw_p);
   Plan poison_plan = make_plan(ctx.get(), s.get(), kK, SFAC_SDDMM_ALG_NNZ_SPLIT);
   ASSERT_TRUE(poison_plan);
-  // Rows checked in full: those holding entries 2^31 - 2^20 .. the end; the rest sampled.
-  const int64_t first_full = ((int64_t{1} << 31) - (int64_t{1} << 20)) / kPerRow;
-  std::vector<float> got(kNnz);
+  // Every nonzero of the checked rows (next_checked_row) against the reference.
+  std::vector<float> got(kHugeNnz);
   for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}) {
-    const Factors f = upload_factors(ctx.get(), kRows, kCols, kK, dtype, a, b);
+    const Factors f = upload_factors(ctx.get(), kHugeRows, kHugeCols, kK, dtype, a, b);
     for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_AUTO, SFAC_SDDMM_ALG_ROW_SPLIT,
                                      SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_TILED}) {
       SCOPED_TRACE(testing::Message() << "dtype=" << dtype << " alg=" << alg);
@@ -1246,10 +1295,10 @@ TEST(Cuda, NonzerosPastTwoToThe31) {
       SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, f.a.get(), f.b.get(), s.get(),
                                 0.0f, p.get(), plan.get()));
       SFAC_ASSERT_OK(sfac_sparse_download_csr(p.get(), nullptr, nullptr, got.data()));
-      for (int64_t i = 0; i < kRows; i = i < first_full ? std::min(i + 997, first_full) : i + 1) {
-        for (int64_t t = 0; t < kPerRow; ++t) {
-          const int64_t e = i * kPerRow + t;
-          const Dot ref = reference_dot(f.stored_a, f.stored_b, i, col_of(i, t), kK);
+      for (int64_t i = 0; i < kHugeRows; i = next_checked_row(i)) {
+        for (int64_t t = 0; t < kHugePerRow; ++t) {
+          const int64_t e = i * kHugePerRow + t;
+          const Dot ref = reference_dot(f.stored_a, f.stored_b, i, huge_col(i, t), kK);
           ASSERT_NEAR(got[e], ref.value, 1e-5 * ref.magnitude + 1e-6) << "row " << i << " e=" << e;
         }
       }
@@ -1260,51 +1309,31 @@ TEST(Cuda, NonzerosPastTwoToThe31) {
 // The same pattern as COO triplets in reverse order, without values: sorted and deduplicated on
 // the device into the CSR the formula gives (every row's offset, every column of the rows around
 // and past entry 2^31, a sample of the rest). First with one duplicate entry appended, which must
-// fail naming its input positions. Needs ~56 GB of device memory (52 bytes per entry before the
+// fail naming its input positions. Needs ~52 GB of device memory (52 bytes per entry before the
 // conversion was trimmed: it then failed for lack of memory on an 80 GB device) and ~32 GB of
 // host memory.
 TEST(Cuda, HugeCooInputPastTwoToThe31BuildsTheCsrOnTheDevice) {
   SFAC_REQUIRE_CUDA_DEVICE();
   if (free_device_bytes() < (size_t{64} << 30)) GTEST_SKIP() << "needs 64 GB of free device memory";
   if (host_available_bytes() < (int64_t{32} << 30)) GTEST_SKIP() << "needs 32 GB of host memory";
-  constexpr int64_t kPerRow = 2048, kCols = 2 * kPerRow, kRows = (int64_t{1} << 20) + 1024;
-  constexpr int64_t kNnz = kRows * kPerRow;
-  auto col_of = [](int64_t i, int64_t slot) { return static_cast<int32_t>(i % 2 + 2 * slot); };
   Context ctx = make_cuda_context();
   Sparse s;
   {
-    // Entry kNnz - 1 - (i * kPerRow + t) is (i, col_of(i, t)); one more repeats entry 5.
-    std::vector<int32_t> r(kNnz + 1), c(kNnz + 1);
-    for (int64_t i = 0; i < kRows; ++i) {
-      for (int64_t t = 0; t < kPerRow; ++t) {
-        const int64_t e = kNnz - 1 - (i * kPerRow + t);
-        r[e] = static_cast<int32_t>(i);
-        c[e] = col_of(i, t);
-      }
-    }
-    r[kNnz] = r[5];
-    c[kNnz] = c[5];
+    // One more entry repeats entry 5.
+    std::vector<int32_t> r(kHugeNnz + 1), c(kHugeNnz + 1);
+    fill_huge_coo_reversed(r.data(), c.data(), nullptr);
+    r[kHugeNnz] = r[5];
+    c[kHugeNnz] = c[5];
     sfac_sparse* raw = nullptr;
-    SFAC_EXPECT_ERROR(SFAC_ERR_DUPLICATE_ENTRY, "at input positions 5 and " + std::to_string(kNnz),
-                      sfac_sparse_create_coo(ctx.get(), kRows, kCols, kNnz + 1, r.data(), c.data(),
-                                             nullptr, 0, &raw));
-    SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), kRows, kCols, kNnz, r.data(), c.data(),
-                                          nullptr, 0, &raw));
+    SFAC_EXPECT_ERROR(SFAC_ERR_DUPLICATE_ENTRY,
+                      "at input positions 5 and " + std::to_string(kHugeNnz),
+                      sfac_sparse_create_coo(ctx.get(), kHugeRows, kHugeCols, kHugeNnz + 1,
+                                             r.data(), c.data(), nullptr, 0, &raw));
+    SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), kHugeRows, kHugeCols, kHugeNnz, r.data(),
+                                          c.data(), nullptr, 0, &raw));
     s = Sparse(raw);
   }
-  int64_t nnz = 0;
-  SFAC_ASSERT_OK(sfac_sparse_get_shape(s.get(), nullptr, nullptr, &nnz));
-  ASSERT_EQ(nnz, kNnz);
-  std::vector<int64_t> off(kRows + 1);
-  std::vector<int32_t> cols(kNnz);
-  SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), cols.data(), nullptr));
-  for (int64_t i = 0; i <= kRows; ++i) ASSERT_EQ(off[i], i * kPerRow) << "row " << i;
-  const int64_t first_full = ((int64_t{1} << 31) - (int64_t{1} << 20)) / kPerRow;
-  for (int64_t i = 0; i < kRows; i = i < first_full ? std::min(i + 997, first_full) : i + 1) {
-    for (int64_t t = 0; t < kPerRow; ++t) {
-      ASSERT_EQ(cols[i * kPerRow + t], col_of(i, t)) << "row " << i << " slot " << t;
-    }
-  }
+  expect_huge_csr(s.get(), false);
 }
 
 // The same entries with values (rated data): the conversion then carries each entry's input
@@ -1314,41 +1343,18 @@ TEST(Cuda, HugeCooInputWithValuesPastTwoToThe31BuildsTheCsrOnTheDevice) {
   SFAC_REQUIRE_CUDA_DEVICE();
   if (free_device_bytes() < (size_t{72} << 30)) GTEST_SKIP() << "needs 72 GB of free device memory";
   if (host_available_bytes() < (int64_t{40} << 30)) GTEST_SKIP() << "needs 40 GB of host memory";
-  constexpr int64_t kPerRow = 2048, kCols = 2 * kPerRow, kRows = (int64_t{1} << 20) + 1024;
-  constexpr int64_t kNnz = kRows * kPerRow;
-  auto col_of = [](int64_t i, int64_t slot) { return static_cast<int32_t>(i % 2 + 2 * slot); };
-  // Exact in float32: small integers and halves.
-  auto value_of = [](int64_t i, int64_t slot) { return float(i % 1000) + 0.5f * float(slot % 7); };
   Context ctx = make_cuda_context();
   Sparse s;
   {
-    std::vector<int32_t> r(kNnz), c(kNnz);
-    std::vector<float> v(kNnz);
-    for (int64_t i = 0; i < kRows; ++i) {
-      for (int64_t t = 0; t < kPerRow; ++t) {
-        const int64_t e = kNnz - 1 - (i * kPerRow + t);
-        r[e] = static_cast<int32_t>(i);
-        c[e] = col_of(i, t);
-        v[e] = value_of(i, t);
-      }
-    }
+    std::vector<int32_t> r(kHugeNnz), c(kHugeNnz);
+    std::vector<float> v(kHugeNnz);
+    fill_huge_coo_reversed(r.data(), c.data(), v.data());
     sfac_sparse* raw = nullptr;
-    SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), kRows, kCols, kNnz, r.data(), c.data(),
-                                          v.data(), 0, &raw));
+    SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), kHugeRows, kHugeCols, kHugeNnz, r.data(),
+                                          c.data(), v.data(), 0, &raw));
     s = Sparse(raw);
   }
-  std::vector<int64_t> off(kRows + 1);
-  std::vector<int32_t> cols(kNnz);
-  std::vector<float> values(kNnz);
-  SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), cols.data(), values.data()));
-  for (int64_t i = 0; i <= kRows; ++i) ASSERT_EQ(off[i], i * kPerRow) << "row " << i;
-  const int64_t first_full = ((int64_t{1} << 31) - (int64_t{1} << 20)) / kPerRow;
-  for (int64_t i = 0; i < kRows; i = i < first_full ? std::min(i + 997, first_full) : i + 1) {
-    for (int64_t t = 0; t < kPerRow; ++t) {
-      ASSERT_EQ(cols[i * kPerRow + t], col_of(i, t)) << "row " << i << " slot " << t;
-      ASSERT_EQ(values[i * kPerRow + t], value_of(i, t)) << "row " << i << " slot " << t;
-    }
-  }
+  expect_huge_csr(s.get(), true);
 }
 
 // The library caches device memory in a pool of its own: freed blocks stay with it while a
