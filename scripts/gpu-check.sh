@@ -35,7 +35,7 @@ run() {
   export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
   local tests=.carry/bin/sparsefac_tests
-  "$tests" --gtest_filter='Cuda*:Context*:Sddmm*:Reorder*' >"$out/gtest.log" 2>&1
+  "$tests" --gtest_filter='Cuda*:Context*:Sddmm*:Reorder*:-SddmmCpu.NonzerosPast*' >"$out/gtest.log" 2>&1
   local gtest_rc=$?
   grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$out/gtest.log" | tail -40
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$tests" \

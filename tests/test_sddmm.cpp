@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "huge_pattern.h"
 #include "sfac_test.h"
 
 using namespace sfac_test;
@@ -582,4 +583,67 @@ TEST(SddmmCpu, DenseFactorsMustBeFinite) {
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_VALUE, "data[11]",
                     sfac_dense_create(ctx.get(), 3, 4, SFAC_DTYPE_FLOAT32, data.data(), &out));
   EXPECT_EQ(out, nullptr);
+}
+
+// 2^31 + 2^21 nonzeros (huge_pattern.h) on the CPU backend: COO input with values in reverse
+// order becomes the CSR the formula gives, then each algorithm's SDDMM (scaled by S) matches an
+// fp64 reference on every nonzero of the checked rows, with P poisoned before each call. Needs
+// ~80 GB of host memory; skipped where that is short (as on CI's machine).
+TEST(SddmmCpu, NonzerosPastTwoToThe31) {
+  if (host_available_bytes() < (int64_t{80} << 30)) GTEST_SKIP() << "needs 80 GB of host memory";
+  Context ctx = make_cpu_context(0);
+  Sparse s;
+  {
+    std::vector<int32_t> r(kHugeNnz), c(kHugeNnz);
+    std::vector<float> v(kHugeNnz);
+    fill_huge_coo_reversed(r.data(), c.data(), v.data());
+    sfac_sparse* raw = nullptr;
+    SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), kHugeRows, kHugeCols, kHugeNnz, r.data(),
+                                          c.data(), v.data(), 0, &raw));
+    s = Sparse(raw);
+  }
+  expect_huge_csr(s.get(), true);
+  constexpr int64_t kK = 8;
+  std::mt19937_64 g(test_seed() + 71);
+  std::normal_distribution<float> d;
+  std::vector<float> a(kHugeRows * kK), b(kHugeCols * kK);
+  for (float& x : a) x = d(g);
+  for (float& x : b) x = d(g);
+  auto make_dense = [&](int64_t rows, const float* data) {
+    sfac_dense* raw = nullptr;
+    EXPECT_EQ(sfac_dense_create(ctx.get(), rows, kK, SFAC_DTYPE_FLOAT32, data, &raw), SFAC_OK)
+        << sfac_last_error();
+    return Dense(raw);
+  };
+  const Dense da = make_dense(kHugeRows, a.data()), db = make_dense(kHugeCols, b.data());
+  const Dense zero_a = make_dense(kHugeRows, nullptr), zero_b = make_dense(kHugeCols, nullptr);
+  sfac_sparse* raw_p = nullptr;
+  SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), nullptr, &raw_p));
+  Sparse p(raw_p);
+  std::vector<float> got(kHugeNnz);
+  for (sfac_sddmm_algorithm alg : kAlgorithms) {
+    SCOPED_TRACE(testing::Message() << "alg=" << alg);
+    Plan plan = make_plan(ctx.get(), s.get(), kK, alg);
+    ASSERT_TRUE(plan);
+    // Zero factors: P = 1e30 * S.
+    SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_RESIDUAL, 1e30f, zero_a.get(), zero_b.get(),
+                              s.get(), 0.0f, p.get(), plan.get()));
+    SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_SCALED, 1.0f, da.get(), db.get(), s.get(), 0.0f,
+                              p.get(), plan.get()));
+    SFAC_ASSERT_OK(sfac_sparse_download_csr(p.get(), nullptr, nullptr, got.data()));
+    for (int64_t i = 0; i < kHugeRows; i = next_checked_row(i)) {
+      for (int64_t t = 0; t < kHugePerRow; ++t) {
+        const int64_t j = huge_col(i, t);
+        double dot = 0.0, magnitude = 0.0;
+        for (int64_t q = 0; q < kK; ++q) {
+          const double x = double(a[i * kK + q]) * b[j * kK + q];
+          dot += x;
+          magnitude += std::abs(x);
+        }
+        const double sv = huge_value(i, t);
+        ASSERT_NEAR(got[i * kHugePerRow + t], dot * sv, (1e-5 * magnitude + 1e-6) * (sv + 1.0))
+            << "row " << i << " slot " << t;
+      }
+    }
+  }
 }
