@@ -58,6 +58,20 @@ inline void fill_huge_coo_reversed(int32_t* r, int32_t* c, float* v) {
   }
 }
 
+// The pattern with huge_value values, uploaded as COO in reverse order; null (the test failed)
+// if the upload fails.
+inline Sparse upload_huge_coo_with_values(sfac_context* ctx) {
+  std::vector<int32_t> r(kHugeNnz), c(kHugeNnz);
+  std::vector<float> v(kHugeNnz);
+  fill_huge_coo_reversed(r.data(), c.data(), v.data());
+  sfac_sparse* raw = nullptr;
+  EXPECT_EQ(sfac_sparse_create_coo(ctx, kHugeRows, kHugeCols, kHugeNnz, r.data(), c.data(),
+                                   v.data(), 0, &raw),
+            SFAC_OK)
+      << sfac_last_error();
+  return Sparse(raw);
+}
+
 // `s` downloaded is the huge pattern: every row offset, and on the checked rows every column and,
 // with `values`, every value.
 inline void expect_huge_csr(const sfac_sparse* s, bool values) {

@@ -1279,16 +1279,8 @@ TEST(Cuda, HugeCooInputWithValuesPastTwoToThe31BuildsTheCsrOnTheDevice) {
   if (free_device_bytes() < (size_t{72} << 30)) GTEST_SKIP() << "needs 72 GB of free device memory";
   if (host_available_bytes() < (int64_t{40} << 30)) GTEST_SKIP() << "needs 40 GB of host memory";
   Context ctx = make_cuda_context();
-  Sparse s;
-  {
-    std::vector<int32_t> r(kHugeNnz), c(kHugeNnz);
-    std::vector<float> v(kHugeNnz);
-    fill_huge_coo_reversed(r.data(), c.data(), v.data());
-    sfac_sparse* raw = nullptr;
-    SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), kHugeRows, kHugeCols, kHugeNnz, r.data(),
-                                          c.data(), v.data(), 0, &raw));
-    s = Sparse(raw);
-  }
+  const Sparse s = upload_huge_coo_with_values(ctx.get());
+  ASSERT_TRUE(s);
   expect_huge_csr(s.get(), true);
 }
 

@@ -592,16 +592,8 @@ TEST(SddmmCpu, DenseFactorsMustBeFinite) {
 TEST(SddmmCpu, NonzerosPastTwoToThe31) {
   if (host_available_bytes() < (int64_t{80} << 30)) GTEST_SKIP() << "needs 80 GB of host memory";
   Context ctx = make_cpu_context(0);
-  Sparse s;
-  {
-    std::vector<int32_t> r(kHugeNnz), c(kHugeNnz);
-    std::vector<float> v(kHugeNnz);
-    fill_huge_coo_reversed(r.data(), c.data(), v.data());
-    sfac_sparse* raw = nullptr;
-    SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), kHugeRows, kHugeCols, kHugeNnz, r.data(),
-                                          c.data(), v.data(), 0, &raw));
-    s = Sparse(raw);
-  }
+  const Sparse s = upload_huge_coo_with_values(ctx.get());
+  ASSERT_TRUE(s);
   expect_huge_csr(s.get(), true);
   constexpr int64_t kK = 8;
   std::mt19937_64 g(test_seed() + 71);
