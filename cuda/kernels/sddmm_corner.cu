@@ -112,12 +112,10 @@ int64_t bands_reaching(const DeviceBuffer<int32_t>& deg_sorted, int64_t n, int32
 
 template <typename Flags, typename Out, typename Count>
 void select_flagged(Flags flags, Out out, Count count, int64_t n, cudaStream_t stream) {
-  size_t bytes = 0;
-  thrust::counting_iterator<int64_t> index(0);
-  SFAC_CUDA_TRY(cub::DeviceSelect::Flagged(nullptr, bytes, index, flags, out, count, n, stream));
-  DeviceBuffer<uint8_t> temp(bytes, stream);
-  SFAC_CUDA_TRY(
-      cub::DeviceSelect::Flagged(temp.data(), bytes, index, flags, out, count, n, stream));
+  const thrust::counting_iterator<int64_t> index(0);
+  run_with_temp_storage("cub::DeviceSelect::Flagged", stream, [&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::Flagged(temp, bytes, index, flags, out, count, n, stream);
+  });
 }
 
 }  // namespace
@@ -215,16 +213,12 @@ bool build_corner_tables(const int64_t* offsets, const int32_t* cols, const int3
   // Within a tile, entries by position: its stores then run along CSR rows (coalesced), and the
   // tables do not depend on the atomics' order.
   t.entries = DeviceBuffer<int64_t>(covered, stream);
-  {
-    size_t bytes = 0;
-    SFAC_CUDA_TRY(cub::DeviceSegmentedSort::SortKeys(
-        nullptr, bytes, scattered.data(), t.entries.data(), covered, tiles, t.entry_start.data(),
-        t.entry_start.data() + 1, stream));
-    DeviceBuffer<uint8_t> temp(bytes, stream);
-    SFAC_CUDA_TRY(cub::DeviceSegmentedSort::SortKeys(
-        temp.data(), bytes, scattered.data(), t.entries.data(), covered, tiles,
-        t.entry_start.data(), t.entry_start.data() + 1, stream));
-  }
+  run_with_temp_storage(
+      "cub::DeviceSegmentedSort::SortKeys", stream, [&](void* temp, size_t& bytes) {
+        return cub::DeviceSegmentedSort::SortKeys(temp, bytes, scattered.data(), t.entries.data(),
+                                                  covered, tiles, t.entry_start.data(),
+                                                  t.entry_start.data() + 1, stream);
+      });
 
   const int64_t residual = nnz - covered;
   t.residual_pos = DeviceBuffer<int64_t>(residual, stream);

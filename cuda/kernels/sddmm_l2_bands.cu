@@ -2,6 +2,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "cuda/cuda_check.h"
+#include "cuda/kernels/device_scan.cuh"
 #include "cuda/kernels/grid_stride.cuh"
 #include "cuda/kernels/sddmm_kernels.cuh"
 #include "cuda/kernels/sddmm_l2_bands.cuh"
@@ -15,12 +16,6 @@ __global__ void band_keys(const int32_t* cols, int64_t nnz, int64_t band_cols, u
     keys[e] = static_cast<uint32_t>(cols[e] / band_cols);
     index[e] = e;
   });
-}
-
-int significant_bits(uint64_t v) {
-  int bits = 1;
-  while (bits < 32 && (v >> bits) != 0) ++bits;
-  return bits;
 }
 
 }  // namespace
@@ -65,14 +60,12 @@ void build_l2_band_order(const int32_t* cols, const int32_t* row_of, int64_t nnz
     SFAC_CUDA_CHECK_LAUNCH();
     // A stable radix sort on the band alone keeps CSR order (rows, then columns) within a band.
     const int end_bit = significant_bits(static_cast<uint64_t>(bands - 1));
-    size_t bytes = 0;
-    SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), sorted_keys.data(),
-                                                  index.data(), t.positions.data(), nnz, 0, end_bit,
-                                                  stream));
-    DeviceBuffer<uint8_t> temp(bytes, stream);
-    SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(),
-                                                  sorted_keys.data(), index.data(),
-                                                  t.positions.data(), nnz, 0, end_bit, stream));
+    run_with_temp_storage(
+        "cub::DeviceRadixSort::SortPairs", stream, [&](void* temp, size_t& bytes) {
+          return cub::DeviceRadixSort::SortPairs(temp, bytes, keys.data(), sorted_keys.data(),
+                                                 index.data(), t.positions.data(), nnz, 0, end_bit,
+                                                 stream);
+        });
     launch_gather_entries(t.positions.data(), nnz, cols, row_of, t.cols.data(), t.rows.data(),
                           stream);
   }

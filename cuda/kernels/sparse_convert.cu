@@ -131,22 +131,21 @@ DeviceBuffer<T> upload_copy(const T* host, int64_t n, cudaStream_t stream) {
 template <typename Order>
 void sort_keys(DeviceBuffer<uint64_t>& keys, DeviceBuffer<Order>& order, int64_t n, int64_t rows,
                cudaStream_t stream) {
-  int end_bit = 32;
-  while (end_bit < 64 && (uint64_t{1} << (end_bit - 32)) < static_cast<uint64_t>(rows)) ++end_bit;
+  const int end_bit = 32 + significant_bits(static_cast<uint64_t>(rows - 1));
   DeviceBuffer<uint64_t> keys_alt(static_cast<size_t>(n), stream);
   cub::DoubleBuffer<uint64_t> k(keys.data(), keys_alt.data());
-  size_t bytes = 0;
   if (order.size() > 0) {
     DeviceBuffer<Order> order_alt(static_cast<size_t>(n), stream);
     cub::DoubleBuffer<Order> v(order.data(), order_alt.data());
-    SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, n, 0, end_bit, stream));
-    DeviceBuffer<uint8_t> temp(bytes, stream);
-    SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, k, v, n, 0, end_bit, stream));
+    run_with_temp_storage(
+        "cub::DeviceRadixSort::SortPairs", stream, [&](void* temp, size_t& bytes) {
+          return cub::DeviceRadixSort::SortPairs(temp, bytes, k, v, n, 0, end_bit, stream);
+        });
     if (v.Current() != order.data()) std::swap(order, order_alt);
   } else {
-    SFAC_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, bytes, k, n, 0, end_bit, stream));
-    DeviceBuffer<uint8_t> temp(bytes, stream);
-    SFAC_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp.data(), bytes, k, n, 0, end_bit, stream));
+    run_with_temp_storage("cub::DeviceRadixSort::SortKeys", stream, [&](void* temp, size_t& bytes) {
+      return cub::DeviceRadixSort::SortKeys(temp, bytes, k, n, 0, end_bit, stream);
+    });
   }
   if (k.Current() != keys.data()) std::swap(keys, keys_alt);
 }

@@ -87,12 +87,11 @@ void sort_ids_by_degree(const int32_t* deg, const int32_t* ids_in, int64_t n, in
     sorted = DeviceBuffer<int32_t>(static_cast<size_t>(n), stream);
     sorted_degrees = sorted.data();
   }
-  size_t bytes = 0;
-  SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, deg, sorted_degrees,
-                                                          ids_in, ids, n, 0, 32, stream));
-  DeviceBuffer<uint8_t> temp(bytes, stream);
-  SFAC_CUDA_TRY(cub::DeviceRadixSort::SortPairsDescending(temp.data(), bytes, deg, sorted_degrees,
-                                                          ids_in, ids, n, 0, 32, stream));
+  run_with_temp_storage("cub::DeviceRadixSort::SortPairsDescending", stream,
+                        [&](void* temp, size_t& bytes) {
+                          return cub::DeviceRadixSort::SortPairsDescending(
+                              temp, bytes, deg, sorted_degrees, ids_in, ids, n, 0, 32, stream);
+                        });
 }
 
 }  // namespace
@@ -172,14 +171,12 @@ void permute_csr(const int64_t* offsets, const int32_t* cols, const float* value
   SFAC_CUDA_CHECK_LAUNCH();
   if (!col_rank) return;
   // Columns are distinct within a row, so any sort gives the one sorted row.
-  size_t bytes = 0;
-  SFAC_CUDA_TRY(cub::DeviceSegmentedSort::SortPairs(
-      nullptr, bytes, gathered_cols, new_cols.data(), gathered_values, new_values.data(), nnz, rows,
-      new_offsets.data(), new_offsets.data() + 1, stream));
-  DeviceBuffer<uint8_t> temp(bytes, stream);
-  SFAC_CUDA_TRY(cub::DeviceSegmentedSort::SortPairs(
-      temp.data(), bytes, gathered_cols, new_cols.data(), gathered_values, new_values.data(), nnz,
-      rows, new_offsets.data(), new_offsets.data() + 1, stream));
+  run_with_temp_storage(
+      "cub::DeviceSegmentedSort::SortPairs", stream, [&](void* temp, size_t& bytes) {
+        return cub::DeviceSegmentedSort::SortPairs(
+            temp, bytes, gathered_cols, new_cols.data(), gathered_values, new_values.data(), nnz,
+            rows, new_offsets.data(), new_offsets.data() + 1, stream);
+      });
 }
 
 }  // namespace sfac::cuda::kernels
