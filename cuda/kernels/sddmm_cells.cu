@@ -269,28 +269,20 @@ bool launch_as(const SddmmArgs& args, const CellTiling& ct, int64_t cols, cudaSt
   const int64_t per = (chunks + want - 1) / want;
   const int64_t split = (chunks + per - 1) / per;
   if (ct.cells * split > INT_MAX) return false;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(ct.cells * split));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kStageBytes;
-  config.stream = stream;
-  cudaLaunchAttribute attrs[2] = {};
-  unsigned used = 0;
-  if (split > 1) {
-    attrs[used].id = cudaLaunchAttributeClusterDimension;
-    attrs[used].val.clusterDim.x = static_cast<unsigned>(split);
-    attrs[used].val.clusterDim.y = 1;
-    attrs[used].val.clusterDim.z = 1;
-    ++used;
-  }
   // Launched as a programmatic dependent where the device allows (see launch_group in
   // sddmm_kernels.cu): 2k x 2k at 4%, float32 K = 512, 0.99-1.00x -> 1.00-1.04x cuSPARSE with
   // calls back to back on an H100 (docs/perf-notes.md).
-  if (args.dependent_launch) attrs[used++] = dependent_launch_attribute();
-  config.attrs = attrs;
-  config.numAttrs = used;
-  SFAC_CUDA_TRY(cudaLaunchKernelEx(&config, sddmm_cell<T>, args, ct, cols, static_cast<int>(split),
-                                   static_cast<int>(per)));
+  LaunchConfig launch(ct.cells * split, kThreads, kStageBytes, stream, args.dependent_launch);
+  if (split > 1) {
+    cudaLaunchAttribute cluster = {};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = static_cast<unsigned>(split);
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    launch.add(cluster);
+  }
+  SFAC_CUDA_TRY(cudaLaunchKernelEx(launch.get(), sddmm_cell<T>, args, ct, cols,
+                                   static_cast<int>(split), static_cast<int>(per)));
   SFAC_CUDA_CHECK_LAUNCH();
   return true;
 }

@@ -110,6 +110,30 @@ inline cudaLaunchAttribute dependent_launch_attribute() {
   return attr;
 }
 
+// A cudaLaunchKernelEx configuration, a programmatic dependent of the stream's previous kernel
+// where `dependent`, with room for one more attribute (a cluster shape). Not copyable: the
+// configuration points at its own attribute array.
+class LaunchConfig {
+ public:
+  LaunchConfig(int64_t grid, int block, size_t smem, cudaStream_t stream, bool dependent) {
+    config_.gridDim = dim3(static_cast<unsigned>(grid));
+    config_.blockDim = dim3(static_cast<unsigned>(block));
+    config_.dynamicSmemBytes = smem;
+    config_.stream = stream;
+    config_.attrs = attrs_;
+    if (dependent) add(dependent_launch_attribute());
+  }
+  LaunchConfig(const LaunchConfig&) = delete;
+  LaunchConfig& operator=(const LaunchConfig&) = delete;
+
+  void add(const cudaLaunchAttribute& attr) { attrs_[config_.numAttrs++] = attr; }
+  const cudaLaunchConfig_t* get() const { return &config_; }
+
+ private:
+  cudaLaunchConfig_t config_ = {};
+  cudaLaunchAttribute attrs_[2] = {};
+};
+
 __device__ __forceinline__ uint4 load_vec(const void* base, int64_t index) {
   return __ldg(reinterpret_cast<const uint4*>(base) + index);
 }

@@ -249,17 +249,8 @@ static_assert(kTile * kCStride * sizeof(float) <= kSmemBytes, "the tile must fit
 template <typename Tiling>
 void launch_tiles(void (*kernel)(SddmmArgs, Tiling, int64_t), int64_t tiles, const SddmmArgs& args,
                   const Tiling& tiling, int64_t cols, bool dependent, cudaStream_t stream) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(tiles));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kSmemBytes;
-  config.stream = stream;
-  cudaLaunchAttribute attribute = dependent_launch_attribute();
-  if (dependent) {
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-  }
-  SFAC_CUDA_TRY(cudaLaunchKernelEx(&config, kernel, args, tiling, cols));
+  const LaunchConfig launch(tiles, kThreads, kSmemBytes, stream, dependent);
+  SFAC_CUDA_TRY(cudaLaunchKernelEx(launch.get(), kernel, args, tiling, cols));
   SFAC_CUDA_CHECK_LAUNCH();
 }
 

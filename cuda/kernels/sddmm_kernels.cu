@@ -215,16 +215,8 @@ void launch_group(const SddmmArgs& args, cudaStream_t stream) {
   // back to back, 2k x 2k at 4%: K = 32 1.03-1.06x -> 1.17-1.22x cuSPARSE (bfloat16 1.09-1.11x
   // -> 1.29-1.35x), bfloat16 K = 128 1.10x -> 1.23-1.26x; no change on the large patterns
   // (docs/perf-notes.md).
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(kBlock);
-  config.stream = stream;
-  cudaLaunchAttribute dependent = dependent_launch_attribute();
-  if (args.dependent_launch) {
-    config.attrs = &dependent;
-    config.numAttrs = 1;
-  }
-  SFAC_CUDA_TRY(cudaLaunchKernelEx(&config, kernel, args, chunk, row_ends));
+  const LaunchConfig launch(grid, kBlock, 0, stream, args.dependent_launch);
+  SFAC_CUDA_TRY(cudaLaunchKernelEx(launch.get(), kernel, args, chunk, row_ends));
 }
 
 template <typename T>
