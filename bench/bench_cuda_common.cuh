@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <cusparse.h>
 #include <thrust/device_vector.h>
 #include <thrust/sort.h>
 #include <thrust/unique.h>
@@ -38,6 +39,16 @@ namespace bench {
                    sfac_status_string(s_), sfac_last_error());              \
       std::exit(1);                                                         \
     }                                                                       \
+  } while (0)
+
+#define CHECK_SPARSE(call)                                              \
+  do {                                                                  \
+    cusparseStatus_t s_ = (call);                                       \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, \
+                   cusparseGetErrorString(s_));                         \
+      std::exit(1);                                                     \
+    }                                                                   \
   } while (0)
 
 struct Case {
@@ -123,6 +134,18 @@ inline HostCsr make_pattern(const Case& cs, uint64_t seed) {
   return csr;
 }
 
+// The benchmarks' factors: A (rows x k) then B (cols x k), uniform in [-1, 1) from one seeded
+// generator, so every benchmark times the same data.
+inline void random_factors(int64_t rows, int64_t cols, int64_t k, std::vector<float>& a,
+                           std::vector<float>& b) {
+  a.resize(rows * k);
+  b.resize(cols * k);
+  std::mt19937 g(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& x : a) x = u(g);
+  for (float& x : b) x = u(g);
+}
+
 inline double copy_bandwidth() {
   const size_t bytes = size_t{1} << 30;
   void *a = nullptr, *b = nullptr;
@@ -170,6 +193,73 @@ inline std::vector<const Case*> cases_named(const std::string& list) {
     out.push_back(found);
   }
   return out;
+}
+
+// cusparseSDDMM in float32 with pattern-only semantics (P = A B^T at S's nonzeros, written to
+// `d_val`), its buffer sized and its preprocess run once: A is M x K row-major, B^T the K x N
+// column-major matrix that our N x K rows are. `run()` queues one call on the handle's stream.
+class CusparseSddmm {
+ public:
+  CusparseSddmm(cusparseHandle_t handle, int64_t rows, int64_t cols, int64_t k, int64_t nnz,
+                int32_t* d_off, int32_t* d_col, float* d_val, float* d_a, float* d_b)
+      : handle_(handle) {
+    CHECK_SPARSE(cusparseCreateDnMat(&a_, rows, k, k, d_a, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    CHECK_SPARSE(cusparseCreateDnMat(&b_, k, cols, k, d_b, CUDA_R_32F, CUSPARSE_ORDER_COL));
+    CHECK_SPARSE(cusparseCreateCsr(&pattern_, rows, cols, nnz, d_off, d_col, d_val,
+                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                   CUDA_R_32F));
+    size_t buffer_size = 0;
+    CHECK_SPARSE(cusparseSDDMM_bufferSize(handle_, kOp, kOp, &one_, a_, b_, &zero_, pattern_,
+                                          CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, &buffer_size));
+    CHECK_CUDA(cudaMalloc(&buffer_, std::max<size_t>(buffer_size, 1)));
+    CHECK_SPARSE(cusparseSDDMM_preprocess(handle_, kOp, kOp, &one_, a_, b_, &zero_, pattern_,
+                                          CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, buffer_));
+  }
+  CusparseSddmm(const CusparseSddmm&) = delete;
+  CusparseSddmm& operator=(const CusparseSddmm&) = delete;
+  ~CusparseSddmm() {
+    cusparseDestroyDnMat(a_);
+    cusparseDestroyDnMat(b_);
+    cusparseDestroySpMat(pattern_);
+    cudaFree(buffer_);
+  }
+  void run() {
+    CHECK_SPARSE(cusparseSDDMM(handle_, kOp, kOp, &one_, a_, b_, &zero_, pattern_, CUDA_R_32F,
+                               CUSPARSE_SDDMM_ALG_DEFAULT, buffer_));
+  }
+
+ private:
+  static constexpr cusparseOperation_t kOp = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  cusparseHandle_t handle_;
+  cusparseDnMatDescr_t a_ = nullptr, b_ = nullptr;
+  cusparseSpMatDescr_t pattern_ = nullptr;
+  void* buffer_ = nullptr;
+  const float one_ = 1.0f, zero_ = 0.0f;
+};
+
+// Median over `reps` of a batch's time on `stream` between two CUDA events (after a warm-up
+// batch): the device's timeline, including any gap the host leaves between launches.
+template <typename F>
+double median_ms(int reps, cudaStream_t stream, F&& batch) {
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  batch();
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    CHECK_CUDA(cudaEventRecord(e0, stream));
+    batch();
+    CHECK_CUDA(cudaEventRecord(e1, stream));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms);
+  }
+  CHECK_CUDA(cudaEventDestroy(e0));
+  CHECK_CUDA(cudaEventDestroy(e1));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
 }
 
 }  // namespace bench

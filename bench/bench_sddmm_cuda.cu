@@ -32,16 +32,6 @@ namespace {
 
 using namespace bench;
 
-#define CHECK_SPARSE(call)                                              \
-  do {                                                                  \
-    cusparseStatus_t s_ = (call);                                       \
-    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, \
-                   cusparseGetErrorString(s_));                         \
-      std::exit(1);                                                     \
-    }                                                                   \
-  } while (0)
-
 // A plain gather, the reference for what gathering B costs on this pattern: read each nonzero's
 // column index and B row (`vecs` raw 16-byte vectors, so it serves float32 and 16-bit rows
 // alike) and write a 4-byte result, with no A and no arithmetic but an xor. G lanes per
@@ -105,31 +95,6 @@ void launch_plain_gather(const int32_t* cols, const void* b, int64_t nnz, int ve
   CHECK_CUDA(cudaGetLastError());
 }
 
-// Median over `reps` of a batch's time on `stream` between two CUDA events (after a warm-up
-// batch): the device's timeline, including any gap the host leaves between launches.
-template <typename F>
-double median_ms(int reps, cudaStream_t stream, F&& batch) {
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
-  batch();
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    CHECK_CUDA(cudaEventRecord(e0, stream));
-    batch();
-    CHECK_CUDA(cudaEventRecord(e1, stream));
-    CHECK_CUDA(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms);
-  }
-  CHECK_CUDA(cudaEventDestroy(e0));
-  CHECK_CUDA(cudaEventDestroy(e1));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -189,11 +154,8 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaMemcpy(d_col, pat.cols.data(), nnz * 4, cudaMemcpyHostToDevice));
     for (const std::string& kstr : split(ks)) {
       const int64_t k = std::stoll(kstr);
-      std::vector<float> a(cs->rows * k), b(cs->cols * k);
-      std::mt19937 g(7);
-      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-      for (float& x : a) x = u(g);
-      for (float& x : b) x = u(g);
+      std::vector<float> a, b;
+      random_factors(cs->rows, cs->cols, k, a, b);
       sfac_dense *da = nullptr, *db = nullptr;
       CHECK_SFAC(sfac_dense_create(ctx, cs->rows, k, SFAC_DTYPE_FLOAT32, a.data(), &da));
       CHECK_SFAC(sfac_dense_create(ctx, cs->cols, k, SFAC_DTYPE_FLOAT32, b.data(), &db));
@@ -232,31 +194,10 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaMalloc(&d_b, b.size() * 4));
       CHECK_CUDA(cudaMemcpy(d_a, a.data(), a.size() * 4, cudaMemcpyHostToDevice));
       CHECK_CUDA(cudaMemcpy(d_b, b.data(), b.size() * 4, cudaMemcpyHostToDevice));
-      cusparseDnMatDescr_t ma, mb;
-      cusparseSpMatDescr_t mc;
-      CHECK_SPARSE(cusparseCreateDnMat(&ma, cs->rows, k, k, d_a, CUDA_R_32F, CUSPARSE_ORDER_ROW));
-      CHECK_SPARSE(cusparseCreateDnMat(&mb, k, cs->cols, k, d_b, CUDA_R_32F, CUSPARSE_ORDER_COL));
-      CHECK_SPARSE(cusparseCreateCsr(&mc, cs->rows, cs->cols, nnz, d_off, d_col, d_val,
-                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                     CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
-      const float one = 1.0f, zero = 0.0f;
-      size_t buffer_size = 0;
-      CHECK_SPARSE(cusparseSDDMM_bufferSize(
-          handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb,
-          &zero, mc, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, &buffer_size));
-      void* buffer = nullptr;
-      CHECK_CUDA(cudaMalloc(&buffer, std::max<size_t>(buffer_size, 1)));
-      CHECK_SPARSE(cusparseSDDMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                            CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb, &zero,
-                                            mc, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, buffer));
+      CusparseSddmm cusparse(handle, cs->rows, cs->cols, k, nnz, d_off, d_col, d_val, d_a, d_b);
       const double theirs = median_ms(reps, stream,
                                       [&] {
-                                        for (int i = 0; i < inner; ++i) {
-                                          CHECK_SPARSE(cusparseSDDMM(
-                                              handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                              CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, mb, &zero,
-                                              mc, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, buffer));
-                                        }
+                                        for (int i = 0; i < inner; ++i) cusparse.run();
                                       }) /
                             inner;
 
@@ -301,10 +242,6 @@ int main(int argc, char** argv) {
                                           : "row",
           worst > 1e-3 ? "  MISMATCH" : "");
       std::fflush(stdout);
-      CHECK_SPARSE(cusparseDestroyDnMat(ma));
-      CHECK_SPARSE(cusparseDestroyDnMat(mb));
-      CHECK_SPARSE(cusparseDestroySpMat(mc));
-      CHECK_CUDA(cudaFree(buffer));
       CHECK_CUDA(cudaFree(d_a));
       CHECK_CUDA(cudaFree(d_b));
       sfac_sddmm_plan_destroy(plan);
