@@ -20,7 +20,8 @@ prepare() {
   done
   cp -L build-cuda/libsparsefac.so.0 .carry/lib/
   cp build-cuda/tests/sparsefac_tests .carry/bin/
-  cp build-cuda/bench/bench_sddmm_cuda build-cuda/bench/bench_reorder_cuda .carry/bin/
+  cp build-cuda/bench/bench_sddmm_cuda build-cuda/bench/bench_reorder_cuda \
+    build-cuda/bench/bench_sddmm_mma_band .carry/bin/
   mkdir -p .carry/py/sparsefac
   cp bindings/python/sparsefac/*.py .carry/py/sparsefac/
   swig -python -threads -DSWIGWORDSIZE64 -interface _core -Ibindings/swig -Iinclude \
