@@ -13,7 +13,7 @@
 // Results go to a per-warp shared buffer in the unit's CSR order and leave coalesced.
 //
 //   bench_sddmm_mma_band [--cases uni100k,netflix] [--k 32,128] [--reps 10] [--rows 1024]
-//                        [--band-kb 64] [--gf128 1|2]
+//                        [--band-kb 64] [--gf128 1|2] [--warps 8|16] [--full 0|1]
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -43,7 +43,6 @@ struct Unit {
 };
 
 constexpr int kMaxReal = 512;  // real nonzeros per unit; out slot kMaxReal is the trash
-constexpr int kWarps = 8;
 
 // Physical 16-byte chunk of chunk q of staged row c (CH chunks per row).
 template <int CH>
@@ -76,9 +75,10 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 
 // Packed word per nonzero: column in the band (11 bits), row in the unit (3 bits), slot in the
 // unit's CSR order (10 bits; kMaxReal = padding, written to a spare slot). GF groups of 16
-// nonzeros in flight per step.
-template <int K, int GF>
-__global__ void __launch_bounds__(256, 2)
+// nonzeros in flight per step; WARPS warps a block; FULL: units padded to whole steps, so no
+// step checks how many groups it has.
+template <int K, int GF, int WARPS, bool FULL>
+__global__ void __launch_bounds__(WARPS * 32, WARPS == 8 ? 2 : 1)
     mma_band(const Tile* tiles, const Unit* units, const int64_t* seg_start, const int4* seg_off,
              const uint32_t* packed, const uint16_t* a, const uint16_t* b, int64_t m, int band_cols,
              float* p) {
@@ -92,12 +92,16 @@ __global__ void __launch_bounds__(256, 2)
     cp_async16(&smem[c * CH + swz<CH>(c, q)], b + (int64_t(t.col0) + c) * K + q * 8);
   }
   asm volatile("cp.async.commit_group;\n");
-  const unsigned band_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  // Held in a register (the compiler would otherwise recompute it at every use).
+  unsigned band_base;
+  asm volatile("mov.u32 %0, %1;"
+               : "=r"(band_base)
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(smem))));
   float* out = reinterpret_cast<float*>(smem + band_cols * CH) + warp * (kMaxReal + 1);
   const int g = lane >> 2, tq = lane & 3;
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
   __syncthreads();
-  for (int u = t.unit_begin + warp; u < t.unit_end; u += kWarps) {
+  for (int u = t.unit_begin + warp; u < t.unit_end; u += WARPS) {
     const Unit un = units[u];
     uint32_t bo[K / 16][2];
     {
@@ -119,13 +123,13 @@ __global__ void __launch_bounds__(256, 2)
       if (base + kStep < un.n) {
         mine = lane < min(un.n - base - kStep, kStep) ? __ldg(pk + base + kStep + lane) : 0u;
       }
-      const int groups = min(GF, (un.n - base) / 16);
+      const int groups = FULL ? GF : min(GF, (un.n - base) / 16);
       uint32_t af[GF][K / 16][4];
 #pragma unroll
       for (int grp = 0; grp < GF; ++grp) {
         const uint32_t pc = __shfl_sync(0xffffffffu, now, grp * 16 + (lane & 15));
         const int c = pc & 2047;
-        if (grp < groups) {
+        if (FULL || grp < groups) {
 #pragma unroll
           for (int s = 0; s < K / 16; ++s) {
             const int q = 2 * s + (lane >> 4);
@@ -135,7 +139,7 @@ __global__ void __launch_bounds__(256, 2)
       }
 #pragma unroll
       for (int grp = 0; grp < GF; ++grp) {
-        if (grp < groups) {
+        if (FULL || grp < groups) {
           float d[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
           for (int s = 0; s < K / 16; ++s) mma16816(d, af[grp][s], bo[s][0], bo[s][1]);
@@ -160,6 +164,45 @@ __global__ void __launch_bounds__(256, 2)
   }
 }
 
+struct Launch {
+  int grid, threads;
+  size_t smem;
+  cudaStream_t stream;
+};
+struct Args {
+  const Tile* tiles;
+  const Unit* units;
+  const int64_t* seg_start;
+  const int4* seg_off;
+  const uint32_t* packed;
+  const uint16_t *a, *b;
+  int64_t m;
+  int band_cols;
+  float* p;
+};
+
+template <int K, int GF, int WARPS, bool FULL>
+void launch_one(const Launch& l, const Args& x) {
+  static bool attribute_set = false;
+  if (!attribute_set) {
+    CHECK_CUDA(cudaFuncSetAttribute(mma_band<K, GF, WARPS, FULL>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+    attribute_set = true;
+  }
+  mma_band<K, GF, WARPS, FULL><<<l.grid, l.threads, l.smem, l.stream>>>(
+      x.tiles, x.units, x.seg_start, x.seg_off, x.packed, x.a, x.b, x.m, x.band_cols, x.p);
+  CHECK_CUDA(cudaGetLastError());
+}
+
+template <int K, int GF>
+void dispatch(int warps, bool full, const Launch& l, const Args& x) {
+  if (warps == 16) {
+    full ? launch_one<K, GF, 16, true>(l, x) : launch_one<K, GF, 16, false>(l, x);
+  } else {
+    full ? launch_one<K, GF, 8, true>(l, x) : launch_one<K, GF, 8, false>(l, x);
+  }
+}
+
 struct Plan {
   std::vector<Tile> tiles;
   std::vector<Unit> units;
@@ -170,7 +213,7 @@ struct Plan {
 
 // One row block's tiles (all bands), units and packed words.
 void build_row_block(const HostCsr& csr, int64_t rows, int64_t cols, int rows_per_tile, int band,
-                     int64_t bands, int64_t rb, Plan& pl) {
+                     int pad, int64_t bands, int64_t rb, Plan& pl) {
   const int64_t r_begin = rb * rows_per_tile, r_end = std::min(rows, r_begin + rows_per_tile);
   std::vector<int64_t> cursor(csr.offsets.begin() + r_begin, csr.offsets.begin() + r_end);
   struct Entry {
@@ -219,7 +262,7 @@ void build_row_block(const HostCsr& csr, int64_t rows, int64_t cols, int rows_pe
         // by residue, round-robin over the octets.
         std::stable_sort(entries.begin(), entries.end(),
                          [](const Entry& x, const Entry& y) { return (x.col & 7) < (y.col & 7); });
-        const int groups = (n + 15) / 16, octets = 2 * groups;
+        const int groups = (n + pad - 1) / pad * (pad / 16), octets = 2 * groups;
         std::vector<uint32_t> slots(static_cast<size_t>(groups) * 16, 0);
         std::vector<uint8_t> used(slots.size(), 0);
         for (int i = 0; i < n; ++i) {
@@ -255,14 +298,15 @@ void build_row_block(const HostCsr& csr, int64_t rows, int64_t cols, int rows_pe
 }
 
 // Tiles of `rows_per_tile` rows x `band` columns, row-block-major; units of 8 rows.
-Plan build_plan(const HostCsr& csr, int64_t rows, int64_t cols, int rows_per_tile, int band) {
+Plan build_plan(const HostCsr& csr, int64_t rows, int64_t cols, int rows_per_tile, int band,
+                int pad) {
   const int64_t blocks = (rows + rows_per_tile - 1) / rows_per_tile;
   const int64_t bands = (cols + band - 1) / band;
   std::vector<Plan> parts(blocks);
   std::atomic<int64_t> next_block{0};
   auto work = [&] {
     for (int64_t rb; (rb = next_block++) < blocks;)
-      build_row_block(csr, rows, cols, rows_per_tile, band, bands, rb, parts[rb]);
+      build_row_block(csr, rows, cols, rows_per_tile, band, pad, bands, rb, parts[rb]);
   };
   std::vector<std::thread> pool;
   for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i)
@@ -299,7 +343,8 @@ T* upload(const std::vector<T>& v) {
 
 int main(int argc, char** argv) {
   std::string cases = "uni100k,netflix,ml20m", ks = "32,128";
-  int reps = 10, rows_per_tile = 1024, band_kb = 64, gf128 = 1;
+  int reps = 10, rows_per_tile = 1024, band_kb = 64, gf128 = 1, warps = 8;
+  bool full = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string x = argv[i];
     if (x == "--cases") cases = argv[i + 1];
@@ -308,6 +353,8 @@ int main(int argc, char** argv) {
     if (x == "--rows") rows_per_tile = std::atoi(argv[i + 1]);
     if (x == "--band-kb") band_kb = std::atoi(argv[i + 1]);
     if (x == "--gf128") gf128 = std::atoi(argv[i + 1]);
+    if (x == "--warps") warps = std::atoi(argv[i + 1]) == 16 ? 16 : 8;
+    if (x == "--full") full = std::atoi(argv[i + 1]) != 0;
   }
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -317,9 +364,9 @@ int main(int argc, char** argv) {
   cusparseHandle_t handle;
   CHECK_SPARSE(cusparseCreate(&handle));
   CHECK_SPARSE(cusparseSetStream(handle, stream));
-  std::printf("%-8s %4s %6s %6s %9s %9s %9s %9s %7s %7s %9s %8s %7s\n", "case", "K", "band", "rows",
-              "mma_ms", "auto16ms", "cusp_ms", "x_cusp", "x_auto", "pad%", "plan_s", "units",
-              "maxerr");
+  std::printf("%-8s %4s %6s %6s %9s %9s %9s %9s %7s %7s %9s %8s %7s %5s %4s\n", "case", "K", "band",
+              "rows", "mma_ms", "auto16ms", "cusp_ms", "x_cusp", "x_auto", "pad%", "plan_s",
+              "units", "maxerr", "warps", "full");
   for (const Case* cs : cases_named(cases)) {
     const HostCsr pat = make_pattern(*cs, 42);
     const int64_t nnz = static_cast<int64_t>(pat.cols.size());
@@ -351,7 +398,9 @@ int main(int argc, char** argv) {
       }
       const int band = std::min<int>(2048, band_kb * 1024 / (2 * k));
       const auto t0 = std::chrono::steady_clock::now();
-      const Plan plan = build_plan(pat, cs->rows, cs->cols, rows_per_tile, band);
+      const int gf = k == 128 ? gf128 : 2;
+      const Plan plan =
+          build_plan(pat, cs->rows, cs->cols, rows_per_tile, band, full ? 16 * gf : 16);
       const double plan_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       Tile* d_tiles = upload(plan.tiles);
@@ -361,41 +410,24 @@ int main(int argc, char** argv) {
       uint32_t* d_pk = upload(plan.packed);
       uint16_t* d_a = upload(a16);
       uint16_t* d_b = upload(b16);
-      const size_t smem = size_t(band) * k * 2 + kWarps * (kMaxReal + 1) * 4;
+      const size_t smem = size_t(band) * k * 2 + size_t(warps) * (kMaxReal + 1) * 4;
       auto launch = [&] {
         const int grid = static_cast<int>(plan.tiles.size());
-        switch (k) {
-          case 32:
-            mma_band<32, 2><<<grid, 256, smem, stream>>>(d_tiles, d_units, d_ss, d_so, d_pk, d_a,
-                                                         d_b, cs->rows, band, d_p);
-            break;
-          case 64:
-            mma_band<64, 2><<<grid, 256, smem, stream>>>(d_tiles, d_units, d_ss, d_so, d_pk, d_a,
-                                                         d_b, cs->rows, band, d_p);
-            break;
-          case 128:
-            if (gf128 == 2) {
-              mma_band<128, 2><<<grid, 256, smem, stream>>>(d_tiles, d_units, d_ss, d_so, d_pk, d_a,
-                                                            d_b, cs->rows, band, d_p);
-              break;
-            }
-            mma_band<128, 1><<<grid, 256, smem, stream>>>(d_tiles, d_units, d_ss, d_so, d_pk, d_a,
-                                                          d_b, cs->rows, band, d_p);
-            break;
-          default:
-            std::fprintf(stderr, "K %d not built\n", k);
-            std::exit(2);
+        const Launch l{grid, warps * 32, smem, stream};
+        const Args args{d_tiles, d_units, d_ss, d_so, d_pk, d_a, d_b, cs->rows, band, d_p};
+        if (k == 32) {
+          dispatch<32, 2>(warps, full, l, args);
+        } else if (k == 64) {
+          dispatch<64, 2>(warps, full, l, args);
+        } else if (k == 128 && gf == 2) {
+          dispatch<128, 2>(warps, full, l, args);
+        } else if (k == 128) {
+          dispatch<128, 1>(warps, full, l, args);
+        } else {
+          std::fprintf(stderr, "K %d not built\n", k);
+          std::exit(2);
         }
-        CHECK_CUDA(cudaGetLastError());
       };
-      CHECK_CUDA(cudaFuncSetAttribute(mma_band<32, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      200 * 1024));
-      CHECK_CUDA(cudaFuncSetAttribute(mma_band<64, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      200 * 1024));
-      CHECK_CUDA(cudaFuncSetAttribute(mma_band<128, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      200 * 1024));
-      CHECK_CUDA(cudaFuncSetAttribute(mma_band<128, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      200 * 1024));
       CHECK_CUDA(cudaMemsetAsync(d_p, 0xff, nnz * 4, stream));  // NaN poison
       launch();
       CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -454,9 +486,10 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaFree(f_a));
       CHECK_CUDA(cudaFree(f_b));
       const double pad = 100.0 * (double(plan.packed.size()) - nnz) / nnz;
-      std::printf("%-8s %4d %6d %6d %9.3f %9.3f %9.3f %9.2f %7.2f %7.1f %9.2f %8zu %7.1e%s\n",
-                  cs->name, k, band, rows_per_tile, ours, lib, cusp, cusp / ours, lib / ours, pad,
-                  plan_s, plan.units.size(), maxerr, bad ? "  WRONG" : "");
+      std::printf(
+          "%-8s %4d %6d %6d %9.3f %9.3f %9.3f %9.2f %7.2f %7.1f %9.2f %8zu %7.1e %5d %4d%s\n",
+          cs->name, k, band, rows_per_tile, ours, lib, cusp, cusp / ours, lib / ours, pad, plan_s,
+          plan.units.size(), maxerr, warps, int(full), bad ? "  WRONG" : "");
       std::fflush(stdout);
       for (void* x : {(void*)d_tiles, (void*)d_units, (void*)d_ss, (void*)d_so, (void*)d_pk,
                       (void*)d_a, (void*)d_b}) {
