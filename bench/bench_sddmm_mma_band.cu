@@ -14,6 +14,7 @@
 //
 //   bench_sddmm_mma_band [--cases uni100k,netflix] [--k 32,128] [--reps 10] [--rows 1024]
 //                        [--band-kb 64] [--gf128 1|2] [--warps 8|16] [--full 0|1]
+//                        [--stage-a 0|1]
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -59,10 +60,20 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem));
 }
 
+// Not volatile and no memory clobber, so that the compiler may schedule the band's gathers
+// freely: only for shared memory that no thread writes after the block's barrier.
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], unsigned addr) {
   asm("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
       : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
       : "r"(addr));
+}
+
+// For shared memory the warp has just written: ordered after those stores.
+__device__ __forceinline__ void ldsm_x4_ordered(uint32_t (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
 }
 
 __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
@@ -81,7 +92,7 @@ template <int K, int GF, int WARPS, bool FULL>
 __global__ void __launch_bounds__(WARPS * 32, WARPS == 8 ? 2 : 1)
     mma_band(const Tile* tiles, const Unit* units, const int64_t* seg_start, const int4* seg_off,
              const uint32_t* packed, const uint16_t* a, const uint16_t* b, int64_t m, int band_cols,
-             float* p) {
+             bool stage_a, float* p) {
   constexpr int CH = K / 8;  // 16-byte chunks per row
   constexpr int kStep = 16 * GF;
   extern __shared__ uint4 smem[];
@@ -98,13 +109,38 @@ __global__ void __launch_bounds__(WARPS * 32, WARPS == 8 ? 2 : 1)
                : "=r"(band_base)
                : "r"(static_cast<unsigned>(__cvta_generic_to_shared(smem))));
   float* out = reinterpret_cast<float*>(smem + band_cols * CH) + warp * (kMaxReal + 1);
+  // Each warp's 8 staged A rows, after the output buffers (each a multiple of 16 bytes).
+  uint4* abuf = smem + band_cols * CH + WARPS * (kMaxReal + 1) / 4 + warp * 8 * CH;
+  const unsigned abuf_base = static_cast<unsigned>(__cvta_generic_to_shared(abuf));
   const int g = lane >> 2, tq = lane & 3;
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
   __syncthreads();
   for (int u = t.unit_begin + warp; u < t.unit_end; u += WARPS) {
     const Unit un = units[u];
     uint32_t bo[K / 16][2];
-    {
+    if (stage_a) {
+      // The unit's 8 A rows (contiguous in A) through the warp's shared buffer: coalesced
+      // 16-byte loads, then ldmatrix hands out the B operand's fragments.
+      __syncwarp();
+      for (int i = lane; i < 8 * CH; i += 32) {
+        const int r = i / CH, q = i % CH;
+        const int64_t row = un.row0 + r;
+        abuf[r * CH + swz<CH>(r, q)] = row < m
+                                           ? __ldg(reinterpret_cast<const uint4*>(a + row * K) + q)
+                                           : make_uint4(0, 0, 0, 0);
+      }
+      __syncwarp();
+#pragma unroll
+      for (int j = 0; j < CH / 4; ++j) {
+        const int r = lane & 7, q = 4 * j + (lane >> 3);
+        uint32_t f[4];
+        ldsm_x4_ordered(f, abuf_base + (r * CH + swz<CH>(r, q)) * 16);
+        bo[2 * j][0] = f[0];
+        bo[2 * j][1] = f[1];
+        bo[2 * j + 1][0] = f[2];
+        bo[2 * j + 1][1] = f[3];
+      }
+    } else {
       const int64_t row = un.row0 + g;
       const uint32_t* ar = reinterpret_cast<const uint32_t*>(a + row * K);
 #pragma unroll
@@ -178,6 +214,7 @@ struct Args {
   const uint16_t *a, *b;
   int64_t m;
   int band_cols;
+  bool stage_a;
   float* p;
 };
 
@@ -186,11 +223,12 @@ void launch_one(const Launch& l, const Args& x) {
   static bool attribute_set = false;
   if (!attribute_set) {
     CHECK_CUDA(cudaFuncSetAttribute(mma_band<K, GF, WARPS, FULL>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
     attribute_set = true;
   }
-  mma_band<K, GF, WARPS, FULL><<<l.grid, l.threads, l.smem, l.stream>>>(
-      x.tiles, x.units, x.seg_start, x.seg_off, x.packed, x.a, x.b, x.m, x.band_cols, x.p);
+  mma_band<K, GF, WARPS, FULL>
+      <<<l.grid, l.threads, l.smem, l.stream>>>(x.tiles, x.units, x.seg_start, x.seg_off, x.packed,
+                                                x.a, x.b, x.m, x.band_cols, x.stage_a, x.p);
   CHECK_CUDA(cudaGetLastError());
 }
 
@@ -344,7 +382,7 @@ T* upload(const std::vector<T>& v) {
 int main(int argc, char** argv) {
   std::string cases = "uni100k,netflix,ml20m", ks = "32,128";
   int reps = 10, rows_per_tile = 1024, band_kb = 64, gf128 = 1, warps = 8;
-  bool full = false;
+  bool full = false, stage_a = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string x = argv[i];
     if (x == "--cases") cases = argv[i + 1];
@@ -355,6 +393,7 @@ int main(int argc, char** argv) {
     if (x == "--gf128") gf128 = std::atoi(argv[i + 1]);
     if (x == "--warps") warps = std::atoi(argv[i + 1]) == 16 ? 16 : 8;
     if (x == "--full") full = std::atoi(argv[i + 1]) != 0;
+    if (x == "--stage-a") stage_a = std::atoi(argv[i + 1]) != 0;
   }
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -410,11 +449,12 @@ int main(int argc, char** argv) {
       uint32_t* d_pk = upload(plan.packed);
       uint16_t* d_a = upload(a16);
       uint16_t* d_b = upload(b16);
-      const size_t smem = size_t(band) * k * 2 + size_t(warps) * (kMaxReal + 1) * 4;
+      const size_t smem = size_t(band) * k * 2 + size_t(warps) * (kMaxReal + 1) * 4 +
+                          (stage_a ? size_t(warps) * 8 * k * 2 : 0);
       auto launch = [&] {
         const int grid = static_cast<int>(plan.tiles.size());
         const Launch l{grid, warps * 32, smem, stream};
-        const Args args{d_tiles, d_units, d_ss, d_so, d_pk, d_a, d_b, cs->rows, band, d_p};
+        const Args args{d_tiles, d_units, d_ss, d_so, d_pk, d_a, d_b, cs->rows, band, stage_a, d_p};
         if (k == 32) {
           dispatch<32, 2>(warps, full, l, args);
         } else if (k == 64) {
