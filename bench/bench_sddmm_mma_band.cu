@@ -30,9 +30,13 @@
 #include <vector>
 
 #include "bench_cuda_common.cuh"
+#include "cuda/kernels/cp_async.cuh"
 #include "sparsefac/sparsefac.h"
 
 using namespace bench;
+using sfac::cuda::kernels::detail::cp_async16;
+using sfac::cuda::kernels::detail::cp_async_commit;
+using sfac::cuda::kernels::detail::cp_async_wait;
 
 struct Tile {
   int32_t row0, col0, ncols, unit_begin, unit_end;
@@ -53,11 +57,6 @@ __host__ __device__ __forceinline__ int swz(int c, int q) {
   } else {
     return (q & ~7) | ((q ^ c) & 7);
   }
-}
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem));
 }
 
 // Not volatile and no memory clobber, so that the compiler may schedule the band's gathers
@@ -100,9 +99,9 @@ __global__ void __launch_bounds__(WARPS * 32, WARPS == 8 ? 2 : 1)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int i = threadIdx.x; i < t.ncols * CH; i += blockDim.x) {
     const int c = i / CH, q = i % CH;
-    cp_async16(&smem[c * CH + swz<CH>(c, q)], b + (int64_t(t.col0) + c) * K + q * 8);
+    cp_async16(&smem[c * CH + swz<CH>(c, q)], b + (int64_t(t.col0) + c) * K + q * 8, true);
   }
-  asm volatile("cp.async.commit_group;\n");
+  cp_async_commit();
   // Held in a register (the compiler would otherwise recompute it at every use).
   unsigned band_base;
   asm volatile("mov.u32 %0, %1;"
@@ -113,7 +112,7 @@ __global__ void __launch_bounds__(WARPS * 32, WARPS == 8 ? 2 : 1)
   uint4* abuf = smem + band_cols * CH + WARPS * (kMaxReal + 1) / 4 + warp * 8 * CH;
   const unsigned abuf_base = static_cast<unsigned>(__cvta_generic_to_shared(abuf));
   const int g = lane >> 2, tq = lane & 3;
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  cp_async_wait<0>();
   __syncthreads();
   for (int u = t.unit_begin + warp; u < t.unit_end; u += WARPS) {
     const Unit un = units[u];
@@ -255,7 +254,7 @@ void build_row_block(const HostCsr& csr, int64_t rows, int64_t cols, int rows_pe
   const int64_t r_begin = rb * rows_per_tile, r_end = std::min(rows, r_begin + rows_per_tile);
   std::vector<int64_t> cursor(csr.offsets.begin() + r_begin, csr.offsets.begin() + r_end);
   struct Entry {
-    int row, col, idx;
+    int row, col, slot;
   };
   std::vector<Entry> entries;
   for (int64_t bd = 0; bd < bands; ++bd) {
@@ -286,8 +285,8 @@ void build_row_block(const HostCsr& csr, int64_t rows, int64_t cols, int rows_pe
         for (int r = 0; r < 8; ++r) {
           offs[r] = static_cast<int32_t>(entries.size());
           starts[r] = next[r] - offs[r];
-          const int64_t take = std::min<int64_t>(
-              seg_e[r] - next[r], std::min<int64_t>(2047, kMaxReal - int64_t(entries.size())));
+          const int64_t take =
+              std::min<int64_t>(seg_e[r] - next[r], kMaxReal - int64_t(entries.size()));
           for (int64_t i = 0; i < take; ++i) {
             entries.push_back({r, csr.cols[next[r] + i] - c0, static_cast<int>(offs[r] + i)});
           }
@@ -306,7 +305,7 @@ void build_row_block(const HostCsr& csr, int64_t rows, int64_t cols, int rows_pe
         for (int i = 0; i < n; ++i) {
           const int o = i % octets, k = i / octets;
           const Entry& x = entries[i];
-          slots[o * 8 + k] = uint32_t(x.col) | (uint32_t(x.row) << 11) | (uint32_t(x.idx) << 14);
+          slots[o * 8 + k] = uint32_t(x.col) | (uint32_t(x.row) << 11) | (uint32_t(x.slot) << 14);
           used[o * 8 + k] = 1;
         }
         for (int o = 0; o < octets; ++o) {
