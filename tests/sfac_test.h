@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -88,6 +89,23 @@ inline sfac_sddmm_algorithm algorithm_of(const sfac_sddmm_plan* plan) {
   sfac_sddmm_algorithm out = SFAC_SDDMM_ALG_AUTO;
   EXPECT_EQ(sfac_sddmm_plan_get_algorithm(plan, &out), SFAC_OK) << sfac_last_error();
   return out;
+}
+
+// fp64 dot of row i of a and row j of b (row-major, k columns), and the sum of the products'
+// magnitudes that scales the tolerance.
+struct Dot {
+  double value = 0.0, magnitude = 0.0;
+};
+
+inline Dot reference_dot(const std::vector<float>& a, const std::vector<float>& b, int64_t i,
+                         int64_t j, int64_t k) {
+  Dot d;
+  for (int64_t t = 0; t < k; ++t) {
+    const double x = double(a[i * k + t]) * b[j * k + t];
+    d.value += x;
+    d.magnitude += std::abs(x);
+  }
+  return d;
 }
 
 inline Context make_cpu_context(int threads = 0, uint64_t seed = 42) {

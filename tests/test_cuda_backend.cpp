@@ -88,23 +88,6 @@ StoredCsr download(const sfac_sparse* s) {
   return c;
 }
 
-// fp64 dot of row i of a and row j of b (row-major, k columns), and the sum of the products'
-// magnitudes that scales the tolerance.
-struct Dot {
-  double value = 0.0, magnitude = 0.0;
-};
-
-Dot reference_dot(const std::vector<float>& a, const std::vector<float>& b, int64_t i, int64_t j,
-                  int64_t k) {
-  Dot d;
-  for (int64_t t = 0; t < k; ++t) {
-    const double x = double(a[i * k + t]) * b[j * k + t];
-    d.value += x;
-    d.magnitude += std::abs(x);
-  }
-  return d;
-}
-
 // Factors uploaded with `dtype` storage, and the values they hold (rounded for 16-bit types):
 // the reference must use those.
 struct Factors {

@@ -167,12 +167,8 @@ void expect_matches_reference(const Csr& pattern, const std::vector<float>& s_va
   for (int64_t i = 0; i < pattern.rows; ++i) {
     for (int64_t e = pattern.off[i]; e < pattern.off[i + 1]; ++e) {
       const int64_t j = pattern.col[e];
-      double d = 0.0, magnitude = 0.0;
-      for (int64_t t = 0; t < f.k; ++t) {
-        const double prod = double{f.a[i * f.k + t]} * double{f.b[j * f.k + t]};
-        d += prod;
-        magnitude += std::fabs(prod);
-      }
+      const Dot dot = reference_dot(f.a, f.b, i, j, f.k);
+      const double d = dot.value, magnitude = dot.magnitude;
       const double s = s_values[e];
       double value = 0.0, bound = 0.0;
       switch (mode) {
@@ -601,14 +597,11 @@ TEST(SddmmCpu, NonzerosPastTwoToThe31) {
   std::vector<float> a(kHugeRows * kK), b(kHugeCols * kK);
   for (float& x : a) x = d(g);
   for (float& x : b) x = d(g);
-  auto make_dense = [&](int64_t rows, const float* data) {
-    sfac_dense* raw = nullptr;
-    EXPECT_EQ(sfac_dense_create(ctx.get(), rows, kK, SFAC_DTYPE_FLOAT32, data, &raw), SFAC_OK)
-        << sfac_last_error();
-    return Dense(raw);
-  };
-  const Dense da = make_dense(kHugeRows, a.data()), db = make_dense(kHugeCols, b.data());
-  const Dense zero_a = make_dense(kHugeRows, nullptr), zero_b = make_dense(kHugeCols, nullptr);
+  const Dense da = make_dense(ctx.get(), kHugeRows, kK, a);
+  const Dense db = make_dense(ctx.get(), kHugeCols, kK, b);
+  // No data: zeros.
+  const Dense zero_a = make_dense(ctx.get(), kHugeRows, kK, {});
+  const Dense zero_b = make_dense(ctx.get(), kHugeCols, kK, {});
   sfac_sparse* raw_p = nullptr;
   SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), nullptr, &raw_p));
   Sparse p(raw_p);
@@ -625,15 +618,10 @@ TEST(SddmmCpu, NonzerosPastTwoToThe31) {
     SFAC_ASSERT_OK(sfac_sparse_download_csr(p.get(), nullptr, nullptr, got.data()));
     for (int64_t i = 0; i < kHugeRows; i = next_checked_row(i)) {
       for (int64_t t = 0; t < kHugePerRow; ++t) {
-        const int64_t j = huge_col(i, t);
-        double dot = 0.0, magnitude = 0.0;
-        for (int64_t q = 0; q < kK; ++q) {
-          const double x = double(a[i * kK + q]) * b[j * kK + q];
-          dot += x;
-          magnitude += std::abs(x);
-        }
+        const Dot ref = reference_dot(a, b, i, huge_col(i, t), kK);
         const double sv = huge_value(i, t);
-        ASSERT_NEAR(got[i * kHugePerRow + t], dot * sv, (1e-5 * magnitude + 1e-6) * (sv + 1.0))
+        ASSERT_NEAR(got[i * kHugePerRow + t], ref.value * sv,
+                    (1e-5 * ref.magnitude + 1e-6) * (sv + 1.0))
             << "row " << i << " slot " << t;
       }
     }
