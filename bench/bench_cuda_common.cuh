@@ -146,6 +146,16 @@ inline void random_factors(int64_t rows, int64_t cols, int64_t k, std::vector<fl
   for (float& x : b) x = u(g);
 }
 
+// A device copy of a host vector (at least one element's worth of memory, so an empty vector
+// still gets a valid pointer); the caller frees it with cudaFree.
+template <typename T>
+T* upload(const std::vector<T>& v) {
+  T* d = nullptr;
+  CHECK_CUDA(cudaMalloc(&d, std::max<size_t>(1, v.size() * sizeof(T))));
+  CHECK_CUDA(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
 inline double copy_bandwidth() {
   const size_t bytes = size_t{1} << 30;
   void *a = nullptr, *b = nullptr;

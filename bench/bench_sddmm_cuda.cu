@@ -145,15 +145,12 @@ int main(int argc, char** argv) {
     CHECK_SFAC(sfac_sparse_create_like(s, nullptr, &p));
     // cuSPARSE gets its own copy of the pattern (32-bit offsets and indices).
     std::vector<int32_t> off32(pat.offsets.begin(), pat.offsets.end());
-    int32_t *d_off = nullptr, *d_col = nullptr;
+    int32_t* d_off = upload(off32);
+    int32_t* d_col = upload(pat.cols);
     float* d_val = nullptr;
-    CHECK_CUDA(cudaMalloc(&d_off, off32.size() * 4));
-    CHECK_CUDA(cudaMalloc(&d_col, nnz * 4));
     CHECK_CUDA(cudaMalloc(&d_val, nnz * 4));
     uint32_t* d_gathered = nullptr;
     CHECK_CUDA(cudaMalloc(&d_gathered, nnz * 4));
-    CHECK_CUDA(cudaMemcpy(d_off, off32.data(), off32.size() * 4, cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemcpy(d_col, pat.cols.data(), nnz * 4, cudaMemcpyHostToDevice));
     for (const std::string& kstr : split(ks)) {
       const int64_t k = std::stoll(kstr);
       std::vector<float> a, b;
@@ -191,11 +188,8 @@ int main(int argc, char** argv) {
       const double ours = time_ours(da, db);  // last, so P holds the float32 result
 
       // cuSPARSE: A M x K row-major; B^T as a K x N column-major matrix (= our N x K rows).
-      float *d_a = nullptr, *d_b = nullptr;
-      CHECK_CUDA(cudaMalloc(&d_a, a.size() * 4));
-      CHECK_CUDA(cudaMalloc(&d_b, b.size() * 4));
-      CHECK_CUDA(cudaMemcpy(d_a, a.data(), a.size() * 4, cudaMemcpyHostToDevice));
-      CHECK_CUDA(cudaMemcpy(d_b, b.data(), b.size() * 4, cudaMemcpyHostToDevice));
+      float* d_a = upload(a);
+      float* d_b = upload(b);
       CusparseSddmm cusparse(handle, cs->rows, cs->cols, k, nnz, d_off, d_col, d_val, d_a, d_b);
       const double theirs = median_ms(reps, stream,
                                       [&] {

@@ -370,14 +370,6 @@ Plan build_plan(const HostCsr& csr, int64_t rows, int64_t cols, int rows_per_til
   return all;
 }
 
-template <typename T>
-T* upload(const std::vector<T>& v) {
-  T* d = nullptr;
-  CHECK_CUDA(cudaMalloc(&d, std::max<size_t>(1, v.size() * sizeof(T))));
-  CHECK_CUDA(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-
 int main(int argc, char** argv) {
   std::string cases = "uni100k,netflix,ml20m", ks = "32,128";
   int reps = 10, rows_per_tile = 1024, band_kb = 64, gf128 = 1, warps = 8;
