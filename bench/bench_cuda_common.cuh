@@ -205,19 +205,43 @@ inline std::vector<const Case*> cases_named(const std::string& list) {
   return out;
 }
 
+// cuSPARSE's own device copy of a pattern: 32-bit offsets and column indices (the suite's
+// patterns fit 32 bits) and the values its SDDMM writes. Freed with the object.
+struct CusparsePattern {
+  explicit CusparsePattern(const HostCsr& pat)
+      : nnz(static_cast<int64_t>(pat.cols.size())),
+        offsets(upload(std::vector<int32_t>(pat.offsets.begin(), pat.offsets.end()))),
+        cols(upload(pat.cols)) {
+    CHECK_CUDA(cudaMalloc(&values, nnz * sizeof(float)));
+  }
+  CusparsePattern(const CusparsePattern&) = delete;
+  CusparsePattern& operator=(const CusparsePattern&) = delete;
+  ~CusparsePattern() {
+    CHECK_CUDA(cudaFree(offsets));
+    CHECK_CUDA(cudaFree(cols));
+    CHECK_CUDA(cudaFree(values));
+  }
+
+  const int64_t nnz;
+  int32_t* const offsets;
+  int32_t* const cols;
+  float* values = nullptr;
+};
+
 // cusparseSDDMM in float32 with pattern-only semantics (P = A B^T at S's nonzeros, written to
-// `d_val`), its buffer sized and its preprocess run once: A is M x K row-major, B^T the K x N
-// column-major matrix that our N x K rows are. `run()` queues one call on the handle's stream.
+// `pattern.values`), its buffer sized and its preprocess run once: A is M x K row-major, B^T the
+// K x N column-major matrix that our N x K rows are. `run()` queues one call on the handle's
+// stream.
 class CusparseSddmm {
  public:
-  CusparseSddmm(cusparseHandle_t handle, int64_t rows, int64_t cols, int64_t k, int64_t nnz,
-                int32_t* d_off, int32_t* d_col, float* d_val, float* d_a, float* d_b)
+  CusparseSddmm(cusparseHandle_t handle, int64_t rows, int64_t cols, int64_t k,
+                const CusparsePattern& pattern, float* d_a, float* d_b)
       : handle_(handle) {
     CHECK_SPARSE(cusparseCreateDnMat(&a_, rows, k, k, d_a, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     CHECK_SPARSE(cusparseCreateDnMat(&b_, k, cols, k, d_b, CUDA_R_32F, CUSPARSE_ORDER_COL));
-    CHECK_SPARSE(cusparseCreateCsr(&pattern_, rows, cols, nnz, d_off, d_col, d_val,
-                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                   CUDA_R_32F));
+    CHECK_SPARSE(cusparseCreateCsr(&pattern_, rows, cols, pattern.nnz, pattern.offsets,
+                                   pattern.cols, pattern.values, CUSPARSE_INDEX_32I,
+                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
     size_t buffer_size = 0;
     CHECK_SPARSE(cusparseSDDMM_bufferSize(handle_, kOp, kOp, &one_, a_, b_, &zero_, pattern_,
                                           CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, &buffer_size));

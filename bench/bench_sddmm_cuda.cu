@@ -143,12 +143,7 @@ int main(int argc, char** argv) {
                                       nullptr, 0, &s));
     sfac_sparse* p = nullptr;
     CHECK_SFAC(sfac_sparse_create_like(s, nullptr, &p));
-    // cuSPARSE gets its own copy of the pattern (32-bit offsets and indices).
-    std::vector<int32_t> off32(pat.offsets.begin(), pat.offsets.end());
-    int32_t* d_off = upload(off32);
-    int32_t* d_col = upload(pat.cols);
-    float* d_val = nullptr;
-    CHECK_CUDA(cudaMalloc(&d_val, nnz * 4));
+    const CusparsePattern theirs_pattern(pat);
     uint32_t* d_gathered = nullptr;
     CHECK_CUDA(cudaMalloc(&d_gathered, nnz * 4));
     for (const std::string& kstr : split(ks)) {
@@ -190,7 +185,7 @@ int main(int argc, char** argv) {
       // cuSPARSE: A M x K row-major; B^T as a K x N column-major matrix (= our N x K rows).
       float* d_a = upload(a);
       float* d_b = upload(b);
-      CusparseSddmm cusparse(handle, cs->rows, cs->cols, k, nnz, d_off, d_col, d_val, d_a, d_b);
+      CusparseSddmm cusparse(handle, cs->rows, cs->cols, k, theirs_pattern, d_a, d_b);
       const double theirs = median_ms(reps, stream,
                                       [&] {
                                         for (int i = 0; i < inner; ++i) cusparse.run();
@@ -204,8 +199,9 @@ int main(int argc, char** argv) {
         return median_ms(reps, stream,
                          [&] {
                            for (int i = 0; i < inner; ++i) {
-                             launch_plain_gather(d_col, d_b, nnz, static_cast<int>(row_bytes / 16),
-                                                 d_gathered, stream);
+                             launch_plain_gather(theirs_pattern.cols, d_b, nnz,
+                                                 static_cast<int>(row_bytes / 16), d_gathered,
+                                                 stream);
                            }
                          }) /
                inner;
@@ -216,7 +212,8 @@ int main(int argc, char** argv) {
       std::vector<float> ours_v(nnz), theirs_v(nnz);
       CHECK_SFAC(sfac_sparse_download_csr(p, nullptr, nullptr, ours_v.data()));
       CHECK_CUDA(cudaStreamSynchronize(stream));  // a non-blocking stream: cudaMemcpy won't wait
-      CHECK_CUDA(cudaMemcpy(theirs_v.data(), d_val, nnz * 4, cudaMemcpyDeviceToHost));
+      CHECK_CUDA(
+          cudaMemcpy(theirs_v.data(), theirs_pattern.values, nnz * 4, cudaMemcpyDeviceToHost));
       double worst = 0.0;
       for (int64_t e = 0; e < nnz; e += std::max<int64_t>(1, nnz / 100000)) {
         worst = std::max(worst,
@@ -247,9 +244,6 @@ int main(int argc, char** argv) {
       sfac_dense_destroy(da);
       sfac_dense_destroy(db);
     }
-    CHECK_CUDA(cudaFree(d_off));
-    CHECK_CUDA(cudaFree(d_col));
-    CHECK_CUDA(cudaFree(d_val));
     CHECK_CUDA(cudaFree(d_gathered));
     sfac_sparse_destroy(p);
     sfac_sparse_destroy(s);

@@ -404,11 +404,7 @@ int main(int argc, char** argv) {
     CHECK_SFAC(sfac_sparse_create_csr(ctx, cs->rows, cs->cols, pat.offsets.data(), pat.cols.data(),
                                       nullptr, 0, &s));
     CHECK_SFAC(sfac_sparse_create_like(s, nullptr, &pp));
-    std::vector<int32_t> off32(pat.offsets.begin(), pat.offsets.end());
-    int32_t* d_off = upload(off32);
-    int32_t* d_col = upload(pat.cols);
-    float* d_val = nullptr;
-    CHECK_CUDA(cudaMalloc(&d_val, nnz * 4));
+    const CusparsePattern theirs_pattern(pat);
     float* d_p = nullptr;
     CHECK_CUDA(cudaMalloc(&d_p, nnz * 4));
     for (const std::string& kstr : split(ks)) {
@@ -507,7 +503,7 @@ int main(int argc, char** argv) {
       float *f_a = upload(a), *f_b = upload(b);
       double cusp = 0.0;
       {
-        CusparseSddmm cusparse(handle, cs->rows, cs->cols, k, nnz, d_off, d_col, d_val, f_a, f_b);
+        CusparseSddmm cusparse(handle, cs->rows, cs->cols, k, theirs_pattern, f_a, f_b);
         cusp = median_ms(reps, stream,
                          [&] {
                            for (int i = 0; i < inner; ++i) cusparse.run();
@@ -527,9 +523,6 @@ int main(int argc, char** argv) {
         CHECK_CUDA(cudaFree(x));
       }
     }
-    CHECK_CUDA(cudaFree(d_off));
-    CHECK_CUDA(cudaFree(d_col));
-    CHECK_CUDA(cudaFree(d_val));
     CHECK_CUDA(cudaFree(d_p));
     sfac_sparse_destroy(pp);
     sfac_sparse_destroy(s);
