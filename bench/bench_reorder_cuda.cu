@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench_cuda_common.cuh"
+#include "bench_flags.h"
 #include "sparsefac/sparsefac.h"
 
 namespace {
@@ -66,15 +67,13 @@ void release(Side& side) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string cases = "ml20m,netflix,graph1m,uni100k,uni2k,yahoo";
-  int64_t k = 128;
-  int reps = 10;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--cases") cases = argv[i + 1];
-    if (a == "--k") k = std::atoll(argv[i + 1]);
-    if (a == "--reps") reps = std::atoi(argv[i + 1]);
-  }
+  Flags flags(argc, argv,
+              "[--cases ml20m,netflix,graph1m,uni100k,uni2k,yahoo] [--k 128] [--reps 10]");
+  const std::vector<const Case*> suite =
+      cases_named(flags.text("--cases", "ml20m,netflix,graph1m,uni100k,uni2k,yahoo"));
+  const int64_t k = flags.integer("--k", 128, 1, 1 << 16);
+  const int reps = static_cast<int>(flags.integer("--reps", 10, 1, 100000));
+  flags.done();
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   const double bw = copy_bandwidth();
@@ -83,7 +82,7 @@ int main(int argc, char** argv) {
   std::printf("%-8s %9s %9s %10s %-16s %10s %10s %8s %7s %s\n", "case", "M", "N", "nnz",
               "operation", "cuda_ms", "cpu_ms", "speedup", "floor%", "same");
   std::vector<double> speedups;
-  for (const Case* cs : cases_named(cases)) {
+  for (const Case* cs : suite) {
     const HostCsr pat = make_pattern(*cs, 42);
     const int64_t nnz = static_cast<int64_t>(pat.cols.size());
     std::mt19937_64 rng(7);

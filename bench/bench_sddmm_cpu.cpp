@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_flags.h"
 #include "sparsefac/sparsefac.h"
 
 namespace {
@@ -144,30 +145,12 @@ const char* algorithm_name(sfac_sddmm_algorithm a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  double scale = 0.2;
-  int threads = 0, runs = 7;
-  uint64_t seed = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (arg == "--scale" && value) {
-      scale = std::atof(value), ++i;
-    } else if (arg == "--threads" && value) {
-      threads = std::atoi(value), ++i;
-    } else if (arg == "--runs" && value) {
-      runs = std::max(1, std::atoi(value)), ++i;
-    } else if (arg == "--seed" && value) {
-      seed = std::strtoull(value, nullptr, 10), ++i;
-    } else {
-      std::fprintf(stderr, "usage: %s [--scale 0.2] [--threads 0 (all)] [--runs 7] [--seed 1]\n",
-                   argv[0]);
-      return arg == "--help" || arg == "-h" ? 0 : 2;
-    }
-  }
-  if (!(scale > 0.0)) {
-    std::fprintf(stderr, "--scale must be > 0\n");
-    return 2;
-  }
+  bench::Flags flags(argc, argv, "[--scale 0.2] [--threads 0 (all)] [--runs 7] [--seed 1]");
+  const double scale = flags.positive("--scale", 0.2, 16.0);
+  const int threads = static_cast<int>(flags.integer("--threads", 0, 0, 4096));
+  const int runs = static_cast<int>(flags.integer("--runs", 7, 1, 100000));
+  const uint64_t seed = static_cast<uint64_t>(flags.integer("--seed", 1, 0, INT64_MAX));
+  flags.done();
 
   sfac_context *ctx = nullptr, *ctx1 = nullptr;
   check(sfac_context_create(SFAC_BACKEND_CPU, 0, threads, seed, &ctx), "context");

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bench_cuda_common.cuh"
+#include "bench_flags.h"
 #include "sparsefac/sparsefac.h"
 
 namespace {
@@ -100,22 +101,19 @@ void launch_plain_gather(const int32_t* cols, const void* b, int64_t nnz, int ve
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string cases = "ml20m,netflix,graph1m,uni100k,uni2k,yahoo", ks = "32,128,512";
-  int reps = 10;
-  sfac_sddmm_algorithm algorithm = SFAC_SDDMM_ALG_AUTO;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--cases") cases = argv[i + 1];
-    if (a == "--k") ks = argv[i + 1];
-    if (a == "--reps") reps = std::atoi(argv[i + 1]);
-    if (a == "--alg") {
-      const std::string v = argv[i + 1];
-      algorithm = v == "tiled" ? SFAC_SDDMM_ALG_TILED
-                  : v == "nnz" ? SFAC_SDDMM_ALG_NNZ_SPLIT
-                  : v == "row" ? SFAC_SDDMM_ALG_ROW_SPLIT
-                               : SFAC_SDDMM_ALG_AUTO;
-    }
-  }
+  Flags flags(argc, argv,
+              "[--cases ml20m,netflix,graph1m,uni100k,uni2k,yahoo] [--k 32,128,512] [--reps 10] "
+              "[--alg auto|nnz|row|tiled]");
+  const std::string cases = flags.text("--cases", "ml20m,netflix,graph1m,uni100k,uni2k,yahoo");
+  const std::vector<int64_t> ks = flags.integers("--k", "32,128,512", 1, 1 << 16);
+  const int reps = static_cast<int>(flags.integer("--reps", 10, 1, 100000));
+  const std::string alg = flags.choice("--alg", "auto", {"auto", "nnz", "row", "tiled"});
+  flags.done();
+  const sfac_sddmm_algorithm algorithm = alg == "tiled" ? SFAC_SDDMM_ALG_TILED
+                                         : alg == "nnz" ? SFAC_SDDMM_ALG_NNZ_SPLIT
+                                         : alg == "row" ? SFAC_SDDMM_ALG_ROW_SPLIT
+                                                        : SFAC_SDDMM_ALG_AUTO;
+  const std::vector<const Case*> suite = cases_named(cases);
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   const double bw = copy_bandwidth();
@@ -135,7 +133,7 @@ int main(int argc, char** argv) {
   CHECK_SFAC(sfac_context_set_stream(ctx, stream));
   CHECK_SPARSE(cusparseSetStream(handle, stream));
   std::vector<double> speedups, bf16_speedups, gather_speedups, bf16_gather_speedups;
-  for (const Case* cs : cases_named(cases)) {
+  for (const Case* cs : suite) {
     const HostCsr pat = make_pattern(*cs, 42);
     const int64_t nnz = static_cast<int64_t>(pat.cols.size());
     sfac_sparse* s = nullptr;
@@ -146,8 +144,7 @@ int main(int argc, char** argv) {
     const CusparsePattern theirs_pattern(pat);
     uint32_t* d_gathered = nullptr;
     CHECK_CUDA(cudaMalloc(&d_gathered, nnz * 4));
-    for (const std::string& kstr : split(ks)) {
-      const int64_t k = std::stoll(kstr);
+    for (const int64_t k : ks) {
       std::vector<float> a, b;
       random_factors(cs->rows, cs->cols, k, a, b);
       sfac_dense *da = nullptr, *db = nullptr;

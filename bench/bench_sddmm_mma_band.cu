@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench_cuda_common.cuh"
+#include "bench_flags.h"
 #include "cuda/kernels/cp_async.cuh"
 #include "sparsefac/sparsefac.h"
 
@@ -371,20 +372,26 @@ Plan build_plan(const HostCsr& csr, int64_t rows, int64_t cols, int rows_per_til
 }
 
 int main(int argc, char** argv) {
-  std::string cases = "uni100k,netflix,ml20m", ks = "32,128";
-  int reps = 10, rows_per_tile = 1024, band_kb = 64, gf128 = 1, warps = 8;
-  bool full = false, stage_a = false;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string x = argv[i];
-    if (x == "--cases") cases = argv[i + 1];
-    if (x == "--k") ks = argv[i + 1];
-    if (x == "--reps") reps = std::atoi(argv[i + 1]);
-    if (x == "--rows") rows_per_tile = std::atoi(argv[i + 1]);
-    if (x == "--band-kb") band_kb = std::atoi(argv[i + 1]);
-    if (x == "--gf128") gf128 = std::atoi(argv[i + 1]);
-    if (x == "--warps") warps = std::atoi(argv[i + 1]) == 16 ? 16 : 8;
-    if (x == "--full") full = std::atoi(argv[i + 1]) != 0;
-    if (x == "--stage-a") stage_a = std::atoi(argv[i + 1]) != 0;
+  Flags flags(argc, argv,
+              "[--cases uni100k,netflix,ml20m] [--k 32,128] [--reps 10] [--rows 1024] "
+              "[--band-kb 64] [--gf128 1|2] [--warps 8|16] [--full 0|1] [--stage-a 0|1]");
+  const std::vector<const Case*> suite =
+      cases_named(flags.text("--cases", "uni100k,netflix,ml20m"));
+  const std::vector<int64_t> ks = flags.integers("--k", "32,128", 1, 1 << 16);
+  const int reps = static_cast<int>(flags.integer("--reps", 10, 1, 100000));
+  const int rows_per_tile = static_cast<int>(flags.integer("--rows", 1024, 1, 1 << 20));
+  const int band_kb = static_cast<int>(flags.integer("--band-kb", 64, 1, 227));
+  const int gf128 = static_cast<int>(flags.integer("--gf128", 1, 1, 2));
+  const int warps = flags.choice("--warps", "8", {"8", "16"}) == "16" ? 16 : 8;
+  const bool full = flags.integer("--full", 0, 0, 1) != 0;
+  const bool stage_a = flags.integer("--stage-a", 0, 0, 1) != 0;
+  flags.done();
+  for (const int64_t k : ks) {
+    if (k != 32 && k != 64 && k != 128) {
+      std::fprintf(stderr, "%s: K %lld not built (32, 64 or 128)\n", argv[0],
+                   static_cast<long long>(k));
+      return 2;
+    }
   }
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -397,7 +404,7 @@ int main(int argc, char** argv) {
   std::printf("%-8s %4s %6s %6s %9s %9s %9s %9s %7s %7s %9s %8s %7s %5s %4s\n", "case", "K", "band",
               "rows", "mma_ms", "auto16ms", "cusp_ms", "x_cusp", "x_auto", "pad%", "plan_s",
               "units", "maxerr", "warps", "full");
-  for (const Case* cs : cases_named(cases)) {
+  for (const Case* cs : suite) {
     const HostCsr pat = make_pattern(*cs, 42);
     const int64_t nnz = static_cast<int64_t>(pat.cols.size());
     sfac_sparse *s = nullptr, *pp = nullptr;
@@ -407,8 +414,8 @@ int main(int argc, char** argv) {
     const CusparsePattern theirs_pattern(pat);
     float* d_p = nullptr;
     CHECK_CUDA(cudaMalloc(&d_p, nnz * 4));
-    for (const std::string& kstr : split(ks)) {
-      const int k = std::stoi(kstr);
+    for (const int64_t k64 : ks) {
+      const int k = static_cast<int>(k64);
       std::vector<float> a, b;
       random_factors(cs->rows, cs->cols, k, a, b);
       std::vector<uint16_t> a16(a.size()), b16(b.size());
@@ -448,11 +455,8 @@ int main(int argc, char** argv) {
           dispatch<64, 2>(warps, full, l, args);
         } else if (k == 128 && gf == 2) {
           dispatch<128, 2>(warps, full, l, args);
-        } else if (k == 128) {
+        } else {  // K = 128: main() accepted no other K
           dispatch<128, 1>(warps, full, l, args);
-        } else {
-          std::fprintf(stderr, "K %d not built\n", k);
-          std::exit(2);
         }
       };
       CHECK_CUDA(cudaMemsetAsync(d_p, 0xff, nnz * 4, stream));  // NaN poison
