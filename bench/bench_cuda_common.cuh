@@ -15,10 +15,10 @@
 #include <cstdlib>
 #include <numeric>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_flags.h"
 #include "sparsefac/sparsefac.h"
 
 namespace bench {
@@ -179,13 +179,6 @@ inline double copy_bandwidth() {
   CHECK_CUDA(cudaFree(a));
   CHECK_CUDA(cudaFree(b));
   return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);  // read + write
-}
-
-inline std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) out.push_back(part);
-  return out;
 }
 
 // The suite cases named in a comma-separated list; exits with status 2 on an unknown name.

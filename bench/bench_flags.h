@@ -16,6 +16,14 @@
 
 namespace bench {
 
+// The items of a comma-separated list ("" gives none).
+inline std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) out.push_back(part);
+  return out;
+}
+
 class Flags {
  public:
   // usage: the text after "usage: <program> ", listing every flag with its default.
@@ -78,8 +86,7 @@ class Flags {
                                 int64_t hi) {
     const Value* v = take(name);
     std::vector<int64_t> out;
-    std::stringstream in(v ? v->text : fallback);
-    for (std::string part; std::getline(in, part, ',');) {
+    for (const std::string& part : split(v ? v->text : fallback)) {
       out.push_back(parse_integer(name, part, lo, hi));
     }
     if (out.empty()) fail("flag " + name + " needs at least one number");

@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
   Flags flags(argc, argv,
               "[--cases ml20m,netflix,graph1m,uni100k,uni2k,yahoo] [--k 32,128,512] [--reps 10] "
               "[--alg auto|nnz|row|tiled]");
-  const std::string cases = flags.text("--cases", "ml20m,netflix,graph1m,uni100k,uni2k,yahoo");
+  const std::vector<const Case*> suite =
+      cases_named(flags.text("--cases", "ml20m,netflix,graph1m,uni100k,uni2k,yahoo"));
   const std::vector<int64_t> ks = flags.integers("--k", "32,128,512", 1, 1 << 16);
   const int reps = static_cast<int>(flags.integer("--reps", 10, 1, 100000));
   const std::string alg = flags.choice("--alg", "auto", {"auto", "nnz", "row", "tiled"});
@@ -113,7 +114,6 @@ int main(int argc, char** argv) {
                                          : alg == "nnz" ? SFAC_SDDMM_ALG_NNZ_SPLIT
                                          : alg == "row" ? SFAC_SDDMM_ALG_ROW_SPLIT
                                                         : SFAC_SDDMM_ALG_AUTO;
-  const std::vector<const Case*> suite = cases_named(cases);
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   const double bw = copy_bandwidth();
