@@ -93,6 +93,16 @@ class Flags {
     return out;
   }
 
+  // The two flags every GPU benchmark takes, bounded once here: the factor rank K (a list, or
+  // one value) and the timed repetitions per case.
+  static constexpr int64_t kMaxRank = 1 << 16;
+  static constexpr int64_t kMaxReps = 100000;
+  std::vector<int64_t> ranks(const std::string& fallback) {
+    return integers("--k", fallback, 1, kMaxRank);
+  }
+  int64_t rank(int64_t fallback) { return integer("--k", fallback, 1, kMaxRank); }
+  int reps(int fallback) { return static_cast<int>(integer("--reps", fallback, 1, kMaxReps)); }
+
   // Call after the last lookup: any flag given but never looked up is unknown.
   void done() const {
     for (const auto& [name, value] : values_) {

@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
               "[--cases ml20m,netflix,graph1m,uni100k,uni2k,yahoo] [--k 128] [--reps 10]");
   const std::vector<const Case*> suite =
       cases_named(flags.text("--cases", "ml20m,netflix,graph1m,uni100k,uni2k,yahoo"));
-  const int64_t k = flags.integer("--k", 128, 1, 1 << 16);
-  const int reps = static_cast<int>(flags.integer("--reps", 10, 1, 100000));
+  const int64_t k = flags.rank(128);
+  const int reps = flags.reps(10);
   flags.done();
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));

@@ -106,8 +106,8 @@ int main(int argc, char** argv) {
               "[--alg auto|nnz|row|tiled]");
   const std::vector<const Case*> suite =
       cases_named(flags.text("--cases", "ml20m,netflix,graph1m,uni100k,uni2k,yahoo"));
-  const std::vector<int64_t> ks = flags.integers("--k", "32,128,512", 1, 1 << 16);
-  const int reps = static_cast<int>(flags.integer("--reps", 10, 1, 100000));
+  const std::vector<int64_t> ks = flags.ranks("32,128,512");
+  const int reps = flags.reps(10);
   const std::string alg = flags.choice("--alg", "auto", {"auto", "nnz", "row", "tiled"});
   flags.done();
   const sfac_sddmm_algorithm algorithm = alg == "tiled" ? SFAC_SDDMM_ALG_TILED

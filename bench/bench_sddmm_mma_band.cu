@@ -377,8 +377,8 @@ int main(int argc, char** argv) {
               "[--band-kb 64] [--gf128 1|2] [--warps 8|16] [--full 0|1] [--stage-a 0|1]");
   const std::vector<const Case*> suite =
       cases_named(flags.text("--cases", "uni100k,netflix,ml20m"));
-  const std::vector<int64_t> ks = flags.integers("--k", "32,128", 1, 1 << 16);
-  const int reps = static_cast<int>(flags.integer("--reps", 10, 1, 100000));
+  const std::vector<int64_t> ks = flags.ranks("32,128");
+  const int reps = flags.reps(10);
   const int rows_per_tile = static_cast<int>(flags.integer("--rows", 1024, 1, 1 << 20));
   const int band_kb = static_cast<int>(flags.integer("--band-kb", 64, 1, 227));
   const int gf128 = static_cast<int>(flags.integer("--gf128", 1, 1, 2));
