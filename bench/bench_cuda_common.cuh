@@ -54,13 +54,20 @@ namespace bench {
 struct Case {
   const char* name;
   int64_t rows, cols, nnz;
-  double skew;  // 0 = uniform
+  double skew;        // 0 = uniform
+  bool rmat = false;  // R-MAT draws instead (rows = cols = a power of two; skew unused)
 };
 
 const Case kCases[] = {
-    {"ml20m", 138493, 26744, 20000000, 0.6},     {"netflix", 480189, 17770, 99000000, 0.6},
-    {"yahoo", 1000990, 624961, 250000000, 0.6},  {"graph1m", 1000000, 1000000, 10000000, 0.5},
-    {"uni100k", 100000, 100000, 100000000, 0.0}, {"uni2k", 2000, 2000, 160000, 0.0},
+    {"ml20m", 138493, 26744, 20000000, 0.6},
+    {"netflix", 480189, 17770, 99000000, 0.6},
+    {"yahoo", 1000990, 624961, 250000000, 0.6},
+    {"graph1m", 1000000, 1000000, 10000000, 0.5},
+    {"uni100k", 100000, 100000, 100000000, 0.0},
+    {"uni2k", 2000, 2000, 160000, 0.0},
+    // Not in the default suite: a graph with hubs, to see how each library copes with rows of
+    // tens of thousands of nonzeros (graph1m's densest row has ~10k).
+    {"rmat1m", 1 << 20, 1 << 20, 10000000, 0.0, true},
 };
 
 __device__ uint64_t mix(uint64_t x) {
@@ -87,6 +94,26 @@ __global__ void draw_keys(int64_t n, int64_t rows, int64_t cols, double skew, ui
   }
 }
 
+// R-MAT (Graph500 quadrant probabilities 0.57 / 0.19 / 0.19 / 0.05, no noise): each of the
+// log2(n) levels picks a quadrant, so a few rows and columns become hubs. About 3% of the
+// draws repeat at this size, hence the smaller oversampling.
+__global__ void draw_rmat_keys(int64_t n, int64_t side, uint64_t seed, const int32_t* row_perm,
+                               const int32_t* col_perm, int64_t* keys) {
+  constexpr double a = 0.57, b = 0.19, c = 0.19;
+  int levels = 0;
+  while ((int64_t{1} << levels) < side) ++levels;
+  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < n;
+       t += int64_t{gridDim.x} * blockDim.x) {
+    int64_t r = 0, col = 0;
+    for (int level = 0; level < levels; ++level) {
+      const double u = (mix(seed ^ (64 * t + level)) >> 11) * 0x1.0p-53;
+      r = 2 * r + (u >= a + b);
+      col = 2 * col + ((u >= a && u < a + b) || u >= a + b + c);
+    }
+    keys[t] = int64_t{row_perm[r]} * side + col_perm[col];
+  }
+}
+
 __global__ void split_keys(int64_t n, int64_t cols, const int64_t* keys, int32_t* r, int32_t* c) {
   for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < n;
        t += int64_t{gridDim.x} * blockDim.x) {
@@ -110,11 +137,18 @@ inline HostCsr make_pattern(const Case& cs, uint64_t seed) {
   thrust::device_vector<int32_t> drp(rp), dcp(cp);
   // Oversample so that about nnz distinct cells remain after removing repeats.
   const double density = double(cs.nnz) / (double(cs.rows) * double(cs.cols));
-  const int64_t draws = static_cast<int64_t>(cs.nnz * (cs.skew > 0 ? 1.15 : 1.0 + density));
+  const double oversample = cs.rmat ? 1.04 : cs.skew > 0 ? 1.15 : 1.0 + density;
+  const int64_t draws = static_cast<int64_t>(cs.nnz * oversample);
   thrust::device_vector<int64_t> keys(draws);
-  draw_keys<<<4096, 256>>>(
-      draws, cs.rows, cs.cols, cs.skew, seed, thrust::raw_pointer_cast(drp.data()),
-      thrust::raw_pointer_cast(dcp.data()), thrust::raw_pointer_cast(keys.data()));
+  if (cs.rmat) {
+    draw_rmat_keys<<<4096, 256>>>(draws, cs.rows, seed, thrust::raw_pointer_cast(drp.data()),
+                                  thrust::raw_pointer_cast(dcp.data()),
+                                  thrust::raw_pointer_cast(keys.data()));
+  } else {
+    draw_keys<<<4096, 256>>>(
+        draws, cs.rows, cs.cols, cs.skew, seed, thrust::raw_pointer_cast(drp.data()),
+        thrust::raw_pointer_cast(dcp.data()), thrust::raw_pointer_cast(keys.data()));
+  }
   CHECK_CUDA(cudaGetLastError());
   thrust::sort(keys.begin(), keys.end());
   const int64_t n =

@@ -68,7 +68,8 @@ void release(Side& side) {
 
 int main(int argc, char** argv) {
   Flags flags(argc, argv,
-              "[--cases ml20m,netflix,graph1m,uni100k,uni2k,yahoo] [--k 128] [--reps 10]");
+              "[--cases ml20m,netflix,graph1m,uni100k,uni2k,yahoo (also: rmat1m)] [--k 128] "
+              "[--reps 10]");
   const std::vector<const Case*> suite =
       cases_named(flags.text("--cases", "ml20m,netflix,graph1m,uni100k,uni2k,yahoo"));
   const int64_t k = flags.rank(128);

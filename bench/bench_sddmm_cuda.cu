@@ -102,7 +102,8 @@ void launch_plain_gather(const int32_t* cols, const void* b, int64_t nnz, int ve
 
 int main(int argc, char** argv) {
   Flags flags(argc, argv,
-              "[--cases ml20m,netflix,graph1m,uni100k,uni2k,yahoo] [--k 32,128,512] [--reps 10] "
+              "[--cases ml20m,netflix,graph1m,uni100k,uni2k,yahoo (also: rmat1m)] [--k 32,128,512] "
+              "[--reps 10] "
               "[--alg auto|nnz|row|tiled]");
   const std::vector<const Case*> suite =
       cases_named(flags.text("--cases", "ml20m,netflix,graph1m,uni100k,uni2k,yahoo"));
