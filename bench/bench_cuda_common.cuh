@@ -70,6 +70,23 @@ const Case kCases[] = {
     {"rmat1m", 1 << 20, 1 << 20, 10000000, 0.0, true},
 };
 
+// The issue's suite, the default of the benchmarks that run it. The other cases of kCases run
+// only when named.
+constexpr char kSuiteCases[] = "ml20m,netflix,graph1m,uni100k,uni2k,yahoo";
+
+// "[--cases <the suite> (also: <the other cases>)]", for a benchmark's usage line.
+inline std::string suite_cases_usage() {
+  const std::vector<std::string> suite = split(kSuiteCases);
+  std::string others;
+  for (const Case& c : kCases) {
+    if (std::find(suite.begin(), suite.end(), c.name) == suite.end()) {
+      others += (others.empty() ? "" : ",") + std::string(c.name);
+    }
+  }
+  return std::string("[--cases ") + kSuiteCases +
+         (others.empty() ? "" : " (also: " + others + ")") + "]";
+}
+
 __device__ uint64_t mix(uint64_t x) {
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdULL;

@@ -67,11 +67,8 @@ void release(Side& side) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags flags(argc, argv,
-              "[--cases ml20m,netflix,graph1m,uni100k,uni2k,yahoo (also: rmat1m)] [--k 128] "
-              "[--reps 10]");
-  const std::vector<const Case*> suite =
-      cases_named(flags.text("--cases", "ml20m,netflix,graph1m,uni100k,uni2k,yahoo"));
+  Flags flags(argc, argv, suite_cases_usage() + " [--k 128] [--reps 10]");
+  const std::vector<const Case*> suite = cases_named(flags.text("--cases", kSuiteCases));
   const int64_t k = flags.rank(128);
   const int reps = flags.reps(10);
   flags.done();

@@ -102,11 +102,8 @@ void launch_plain_gather(const int32_t* cols, const void* b, int64_t nnz, int ve
 
 int main(int argc, char** argv) {
   Flags flags(argc, argv,
-              "[--cases ml20m,netflix,graph1m,uni100k,uni2k,yahoo (also: rmat1m)] [--k 32,128,512] "
-              "[--reps 10] "
-              "[--alg auto|nnz|row|tiled]");
-  const std::vector<const Case*> suite =
-      cases_named(flags.text("--cases", "ml20m,netflix,graph1m,uni100k,uni2k,yahoo"));
+              suite_cases_usage() + " [--k 32,128,512] [--reps 10] [--alg auto|nnz|row|tiled]");
+  const std::vector<const Case*> suite = cases_named(flags.text("--cases", kSuiteCases));
   const std::vector<int64_t> ks = flags.ranks("32,128,512");
   const int reps = flags.reps(10);
   const std::string alg = flags.choice("--alg", "auto", {"auto", "nnz", "row", "tiled"});
