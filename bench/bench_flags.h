@@ -94,7 +94,7 @@ class Flags {
   }
 
   // The two flags every GPU benchmark takes, bounded once here: the factor rank K (a list, or
-  // one value) and the timed repetitions per case.
+  // one value) and the timed repetitions per case. kMaxReps also bounds the CPU benchmark's --runs.
   static constexpr int64_t kMaxRank = 1 << 16;
   static constexpr int64_t kMaxReps = 100000;
   std::vector<int64_t> ranks(const std::string& fallback) {

@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
   bench::Flags flags(argc, argv, "[--scale 0.2] [--threads 0 (all)] [--runs 7] [--seed 1]");
   const double scale = flags.positive("--scale", 0.2, 16.0);
   const int threads = static_cast<int>(flags.integer("--threads", 0, 0, 4096));
-  const int runs = static_cast<int>(flags.integer("--runs", 7, 1, 100000));
+  const int runs = static_cast<int>(flags.integer("--runs", 7, 1, bench::Flags::kMaxReps));
   const uint64_t seed = static_cast<uint64_t>(flags.integer("--seed", 1, 0, INT64_MAX));
   flags.done();
 
