@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <initializer_list>
 #include <map>
 #include <sstream>
 #include <string>
@@ -70,13 +69,13 @@ class Flags {
 
   // One of the allowed words.
   std::string choice(const std::string& name, const std::string& fallback,
-                     std::initializer_list<const char*> allowed) {
+                     const std::vector<std::string>& allowed) {
     const Value* v = take(name);
     if (!v) return fallback;
     std::string list;
-    for (const char* word : allowed) {
+    for (const std::string& word : allowed) {
       if (v->text == word) return v->text;
-      list += list.empty() ? word : std::string("|") + word;
+      list += list.empty() ? word : "|" + word;
     }
     fail("flag " + name + ": '" + v->text + "' is not one of " + list);
   }

@@ -98,20 +98,55 @@ void launch_plain_gather(const int32_t* cols, const void* b, int64_t nnz, int ve
   CHECK_CUDA(cudaGetLastError());
 }
 
+// The --alg words and the plan algorithms they name; the same words label the alg column.
+struct AlgorithmName {
+  const char* word;
+  sfac_sddmm_algorithm algorithm;
+};
+constexpr AlgorithmName kAlgorithmNames[] = {{"auto", SFAC_SDDMM_ALG_AUTO},
+                                             {"nnz", SFAC_SDDMM_ALG_NNZ_SPLIT},
+                                             {"row", SFAC_SDDMM_ALG_ROW_SPLIT},
+                                             {"tiled", SFAC_SDDMM_ALG_TILED}};
+
+std::vector<std::string> algorithm_words() {
+  std::vector<std::string> words;
+  for (const AlgorithmName& n : kAlgorithmNames) words.push_back(n.word);
+  return words;
+}
+
+std::string algorithm_usage() {
+  std::string usage = " [--alg ";
+  for (const std::string& word : algorithm_words()) {
+    usage += (usage.back() == ' ' ? "" : "|") + word;
+  }
+  return usage + "]";
+}
+
+sfac_sddmm_algorithm algorithm_named(const std::string& word) {
+  for (const AlgorithmName& n : kAlgorithmNames) {
+    if (word == n.word) return n.algorithm;
+  }
+  return SFAC_SDDMM_ALG_AUTO;  // unreachable: Flags::choice accepted only the words above
+}
+
+const char* algorithm_word(sfac_sddmm_algorithm algorithm) {
+  for (const AlgorithmName& n : kAlgorithmNames) {
+    if (algorithm == n.algorithm) return n.word;
+  }
+  return "?";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Flags flags(argc, argv,
-              suite_cases_usage() + " [--k 32,128,512] [--reps 10] [--alg auto|nnz|row|tiled]");
+              suite_cases_usage() + " [--k 32,128,512] [--reps 10]" + algorithm_usage());
   const std::vector<const Case*> suite = cases_named(flags.text("--cases", kSuiteCases));
   const std::vector<int64_t> ks = flags.ranks("32,128,512");
   const int reps = flags.reps(10);
-  const std::string alg = flags.choice("--alg", "auto", {"auto", "nnz", "row", "tiled"});
+  const sfac_sddmm_algorithm algorithm =
+      algorithm_named(flags.choice("--alg", "auto", algorithm_words()));
   flags.done();
-  const sfac_sddmm_algorithm algorithm = alg == "tiled" ? SFAC_SDDMM_ALG_TILED
-                                         : alg == "nnz" ? SFAC_SDDMM_ALG_NNZ_SPLIT
-                                         : alg == "row" ? SFAC_SDDMM_ALG_ROW_SPLIT
-                                                        : SFAC_SDDMM_ALG_AUTO;
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   const double bw = copy_bandwidth();
@@ -155,8 +190,8 @@ int main(int argc, char** argv) {
       const double plan_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - plan_start)
               .count();
-      sfac_sddmm_algorithm alg;
-      CHECK_SFAC(sfac_sddmm_plan_get_algorithm(plan, &alg));
+      sfac_sddmm_algorithm chosen;
+      CHECK_SFAC(sfac_sddmm_plan_get_algorithm(plan, &chosen));
       const int inner = 5;
       auto time_ours = [&](sfac_dense* x, sfac_dense* y) {
         return median_ms(reps, stream,
@@ -228,10 +263,7 @@ int main(int argc, char** argv) {
           theirs, 2.0 * k * nnz / (ours * 1e6), theirs / ours, 100.0 * floor_ms / ours,
           100.0 * floor_ms / theirs, ours_bf16, theirs / ours_bf16, plan_ms, gather32,
           gather32 > 0 ? theirs / gather32 : 0.0, gather16, gather16 > 0 ? theirs / gather16 : 0.0,
-          alg == SFAC_SDDMM_ALG_NNZ_SPLIT ? "nnz"
-          : alg == SFAC_SDDMM_ALG_TILED   ? "tiled"
-                                          : "row",
-          worst > 1e-3 ? "  MISMATCH" : "");
+          algorithm_word(chosen), worst > 1e-3 ? "  MISMATCH" : "");
       std::fflush(stdout);
       CHECK_CUDA(cudaFree(d_a));
       CHECK_CUDA(cudaFree(d_b));
