@@ -37,6 +37,8 @@ __device__ __forceinline__ float warp_dot(const T* x, const T* y, int64_t k, int
   return warp_sum(acc);
 }
 
+// Warp per row, a warp per nonzero: the row split for K that is not whole 16-byte vectors or
+// more than 256 of them.
 template <typename T>
 __global__ void sddmm_row_split(SddmmArgs args) {
   const int lane = threadIdx.x % kWarp;
@@ -128,6 +130,42 @@ __global__ void __launch_bounds__(kBlock)
       }
       const int64_t mine = base + group_result_index<G>(lane);
       if (mine < end) store(args, args.positions ? __ldg(args.positions + mine) : mine, result);
+    }
+  }
+}
+
+// Row split with sub-warp groups: a warp per row, the row's slice of A in registers for all of
+// its nonzeros (group_dots with kOneRow), no row_of array. The row's nonzeros go 32 at a time
+// through the group step; a last pass of fewer than G nonzeros goes nonzero by nonzero through
+// the whole warp instead, which takes fewer steps than the group step's G (a row of 1-3
+// nonzeros would otherwise cost as much as one of 32).
+template <typename T, int G, int V, bool kFull>
+__global__ void __launch_bounds__(kBlock) sddmm_group_rows(SddmmArgs args) {
+  overlap_launch_with_prior_grid();
+  const int lane = threadIdx.x % kWarp;
+  const auto* a = static_cast<const T*>(args.a);
+  const auto* b = static_cast<const T*>(args.b);
+  const int64_t warps = int64_t{gridDim.x} * (blockDim.x / kWarp);
+  uint4 av[V];
+  int cached_row = -1;
+  for (int64_t i = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarp; i < args.rows;
+       i += warps) {
+    const int64_t end = __ldg(args.row_offsets + i + 1);
+    for (int64_t base = __ldg(args.row_offsets + i); base < end; base += kWarp) {
+      if (end - base < G) {
+        for (int64_t e = base; e < end; ++e) {
+          const float dot =
+              warp_dot(a + i * args.k, b + int64_t{__ldg(args.cols + e)} * args.k, args.k, lane);
+          if (lane == 0) store(args, e, dot);
+        }
+        break;
+      }
+      const int64_t e = base + lane;
+      const int my_col = e < end ? __ldg(args.cols + e) : 0;  // past the end: a valid B row
+      const float result = group_dots<T, G, V, kFull, true>(a, b, args.k, my_col,
+                                                            static_cast<int>(i), av, cached_row);
+      const int64_t mine = base + group_result_index<G>(lane);
+      if (mine < end) store(args, mine, result);
     }
   }
 }
@@ -238,6 +276,28 @@ bool launch_grouped(const SddmmArgs& args, cudaStream_t stream) {
   });
 }
 
+// The grouped row split where K fills whole 16-byte vectors, at most 256 of them; false
+// otherwise (the caller then runs a warp per nonzero of the row).
+template <typename T>
+bool launch_rows_grouped(const SddmmArgs& args, cudaStream_t stream) {
+  const int64_t vecs = args.k / Elem<T>::kPerVec;
+  if (args.k % Elem<T>::kPerVec != 0) return false;
+  return with_group_shape(vecs, [&](auto g, auto v) {
+    constexpr int G = decltype(g)::value, V = decltype(v)::value;
+    auto kernel =
+        vecs == int64_t{G} * V ? sddmm_group_rows<T, G, V, true> : sddmm_group_rows<T, G, V, false>;
+    const LaunchConfig launch(grid_for(args.rows), kBlock, 0, stream, args.dependent_launch);
+    SFAC_CUDA_TRY(cudaLaunchKernelEx(launch.get(), kernel, args));
+  });
+}
+
+template <typename T>
+void launch_row_split_as(const SddmmArgs& args, cudaStream_t stream) {
+  if (!launch_rows_grouped<T>(args, stream)) {
+    sddmm_row_split<T><<<grid_for(args.rows), kBlock, 0, stream>>>(args);
+  }
+}
+
 template <typename T>
 void launch_nnz_split_as(const SddmmArgs& args, cudaStream_t stream) {
   if (!launch_grouped<T>(args, stream)) {
@@ -249,16 +309,15 @@ void launch_nnz_split_as(const SddmmArgs& args, cudaStream_t stream) {
 
 void launch_sddmm_row_split(const SddmmArgs& args, cudaStream_t stream) {
   if (args.rows == 0) return;
-  const int grid = grid_for(args.rows);
   switch (args.elem) {
     case ElemType::F32:
-      sddmm_row_split<float><<<grid, kBlock, 0, stream>>>(args);
+      launch_row_split_as<float>(args, stream);
       break;
     case ElemType::F16:
-      sddmm_row_split<__half><<<grid, kBlock, 0, stream>>>(args);
+      launch_row_split_as<__half>(args, stream);
       break;
     case ElemType::BF16:
-      sddmm_row_split<__nv_bfloat16><<<grid, kBlock, 0, stream>>>(args);
+      launch_row_split_as<__nv_bfloat16>(args, stream);
       break;
   }
   SFAC_CUDA_CHECK_LAUNCH();

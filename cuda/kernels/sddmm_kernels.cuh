@@ -36,7 +36,8 @@ struct SddmmArgs {
   bool dependent_launch;
 };
 
-// Warp per row (a row's A vector stays in L1 across its nonzeros).
+// Warp per row, the row's A vector reused across its nonzeros (in registers when K fills whole
+// 16-byte vectors and K <= 256 vectors, else from L1); no row_of array.
 void launch_sddmm_row_split(const SddmmArgs& args, cudaStream_t stream);
 // Nonzero-balanced (honours `positions`): sub-warp groups per nonzero with A cached in registers
 // when K fills whole 16-byte vectors (K % 4 == 0 for float32, K % 8 == 0 for 16-bit types) and K <=
