@@ -77,14 +77,12 @@ constexpr char kSuiteCases[] = "ml20m,netflix,graph1m,uni100k,uni2k,yahoo";
 // "[--cases <the suite> (also: <the other cases>)]", for a benchmark's usage line.
 inline std::string suite_cases_usage() {
   const std::vector<std::string> suite = split(kSuiteCases);
-  std::string others;
+  std::vector<std::string> others;
   for (const Case& c : kCases) {
-    if (std::find(suite.begin(), suite.end(), c.name) == suite.end()) {
-      others += (others.empty() ? "" : ",") + std::string(c.name);
-    }
+    if (std::find(suite.begin(), suite.end(), c.name) == suite.end()) others.push_back(c.name);
   }
   return std::string("[--cases ") + kSuiteCases +
-         (others.empty() ? "" : " (also: " + others + ")") + "]";
+         (others.empty() ? "" : " (also: " + join(others, ",") + ")") + "]";
 }
 
 __device__ uint64_t mix(uint64_t x) {

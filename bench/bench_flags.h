@@ -23,6 +23,13 @@ inline std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// The items joined by `separator`: the inverse of split for separator ",".
+inline std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
 class Flags {
  public:
   // usage: the text after "usage: <program> ", listing every flag with its default.
@@ -72,12 +79,10 @@ class Flags {
                      const std::vector<std::string>& allowed) {
     const Value* v = take(name);
     if (!v) return fallback;
-    std::string list;
     for (const std::string& word : allowed) {
       if (v->text == word) return v->text;
-      list += list.empty() ? word : "|" + word;
     }
-    fail("flag " + name + ": '" + v->text + "' is not one of " + list);
+    fail("flag " + name + ": '" + v->text + "' is not one of " + join(allowed, "|"));
   }
 
   // A comma-separated list of whole numbers in [lo, hi].

@@ -114,13 +114,7 @@ std::vector<std::string> algorithm_words() {
   return words;
 }
 
-std::string algorithm_usage() {
-  std::string usage = " [--alg ";
-  for (const std::string& word : algorithm_words()) {
-    usage += (usage.back() == ' ' ? "" : "|") + word;
-  }
-  return usage + "]";
-}
+std::string algorithm_usage() { return " [--alg " + join(algorithm_words(), "|") + "]"; }
 
 sfac_sddmm_algorithm algorithm_named(const std::string& word) {
   for (const AlgorithmName& n : kAlgorithmNames) {
