@@ -31,7 +31,7 @@
 
 #include "bench_cuda_common.cuh"
 #include "bench_flags.h"
-#include "cuda/kernels/cp_async.cuh"
+#include "cuda/kernels/common/cp_async.cuh"
 #include "sparsefac/sparsefac.h"
 
 using namespace bench;

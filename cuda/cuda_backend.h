@@ -4,7 +4,9 @@
 
 #include <cuda_runtime.h>
 
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "core/backend.h"
 
@@ -64,6 +66,10 @@ class CudaBackend final : public Backend {
   // streams of this device).
   cudaError_t order(cudaStream_t first, cudaStream_t then) const noexcept;
 
+  int64_t l2_bytes() const { return l2_bytes_; }
+  // Whether kernels may launch as programmatic dependents of the stream's previous kernel.
+  bool dependent_launch() const { return dependent_launch_; }
+
  private:
   int device_;
   int64_t l2_bytes_ = 0;
@@ -88,6 +94,21 @@ class OwnStreamWork {
 
  private:
   const CudaBackend& backend_;
+};
+
+// Orders work on `self`'s current stream with the current streams of the other CUDA contexts
+// that own a call's operands: the call's work after what they queued so far, and what they
+// queue next after the call's work. Owners that are `self` (or repeated) are skipped.
+class ForeignOrder {
+ public:
+  ForeignOrder(const CudaBackend& self, std::initializer_list<const Backend*> owners);
+  ~ForeignOrder();
+  ForeignOrder(const ForeignOrder&) = delete;
+  ForeignOrder& operator=(const ForeignOrder&) = delete;
+
+ private:
+  const CudaBackend& self_;
+  std::vector<const CudaBackend*> foreign_;
 };
 
 }  // namespace sfac::cuda

@@ -3,9 +3,9 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
-#include "cuda/kernels/device_scan.cuh"
-#include "cuda/kernels/grid_stride.cuh"
-#include "cuda/kernels/sparse_reorder.cuh"
+#include "cuda/kernels/common/device_scan.cuh"
+#include "cuda/kernels/common/grid_stride.cuh"
+#include "cuda/kernels/common/sparse_reorder.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {

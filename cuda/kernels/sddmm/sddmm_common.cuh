@@ -4,7 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "cuda/kernels/sddmm_kernels.cuh"
+#include "cuda/kernels/sddmm/sddmm_kernels.cuh"
 
 namespace sfac::cuda::kernels::detail {
 

@@ -2,10 +2,10 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "cuda/cuda_check.h"
-#include "cuda/kernels/device_scan.cuh"
-#include "cuda/kernels/grid_stride.cuh"
-#include "cuda/kernels/sddmm_kernels.cuh"
-#include "cuda/kernels/sddmm_l2_bands.cuh"
+#include "cuda/kernels/common/device_scan.cuh"
+#include "cuda/kernels/common/grid_stride.cuh"
+#include "cuda/kernels/sddmm/sddmm_kernels.cuh"
+#include "cuda/kernels/sddmm/sddmm_l2_bands.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {
@@ -19,30 +19,6 @@ __global__ void band_keys(const int32_t* cols, int64_t nnz, int64_t band_cols, u
 }
 
 }  // namespace
-
-int64_t l2_band_columns(int64_t rows, int64_t cols, int64_t nnz, int64_t row_bytes,
-                        int64_t l2_bytes) {
-  if (rows <= 0 || cols <= 0 || row_bytes <= 0 || l2_bytes <= 0) return 0;
-  const bool beyond = static_cast<double>(cols) * static_cast<double>(row_bytes) >
-                      static_cast<double>(l2_band_min_b_bytes(l2_bytes));
-  if (!beyond && row_bytes < kL2BandMinRowBytes) return 0;
-  const int64_t target_bands = std::max<int64_t>(1, nnz / (kL2BandTargetReuse * rows));
-  const int64_t min_cols = (kL2BandMinSlice + row_bytes - 1) / row_bytes;
-  const int64_t max_cols = std::max(min_cols, l2_bytes / 3 / row_bytes);
-  const int64_t band_cols =
-      row_bytes >= kL2BandMinRowBytes
-          ? std::clamp<int64_t>((cols + target_bands - 1) / target_bands, min_cols, max_cols)
-          : max_cols;
-  const int64_t bands = (cols + band_cols - 1) / band_cols;
-  const bool reused =
-      static_cast<double>(nnz) >=
-      static_cast<double>(kMinL2BandReuse) * static_cast<double>(rows) * static_cast<double>(bands);
-  return bands >= 2 && reused ? band_cols : 0;
-}
-
-bool l2_band_order_runs(bool float32, int64_t row_bytes, int64_t b_bytes, int64_t l2_bytes) {
-  return (float32 && row_bytes >= kL2BandMinRowBytes) || b_bytes > l2_band_min_b_bytes(l2_bytes);
-}
 
 void build_l2_band_order(const int32_t* cols, const int32_t* row_of, int64_t nnz, int64_t ncols,
                          int64_t band_cols, L2BandOrder& order, L2BandTables& tables,

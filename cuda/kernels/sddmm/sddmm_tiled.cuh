@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "cuda/device_buffer.h"
-#include "cuda/kernels/sddmm_kernels.cuh"
+#include "cuda/kernels/sddmm/sddmm_kernels.cuh"
 
 namespace sfac::cuda::kernels {
 
@@ -31,14 +31,14 @@ struct BandTables {
   DeviceBuffer<int32_t> seg_start, cell_first_tile, tile_cell;
 };
 
-// Shape for a pattern (independent of K and of the factor element type, so one plan serves
-// every call on the pattern).
-BandTiling plan_band_tiling(int64_t rows, int64_t cols);
+// The kernel's limits, which plan_band_tiling (cuda/sddmm_planning.h) sizes tilings within:
+// bands of at most kBandWidth columns (a double-buffered B slice of 2 x 40 KB) and cells of at
+// most kMaxRowBlock rows (per-row tables in shared memory).
+constexpr int64_t kBandWidth = 320;
+constexpr int kMaxRowBlock = 1024;
 
-// Entries of the seg_start table; the tables are worth building only when that is no larger
-// than the pattern's column indices (on average at least one nonzero per row and band).
+// Entries of the seg_start table (see band_tiling_pays in cuda/sddmm_planning.h).
 int64_t band_table_entries(const BandTiling& tiling, int64_t rows);
-bool band_tiling_pays(const BandTiling& tiling, int64_t rows, int64_t nnz);
 
 // seg_start (band-major, (bands + 1) x rows): offset in row r of its first column >= j * W (the
 // row's length for j = bands). Shared with the dense-tile kernel.

@@ -20,9 +20,9 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "cuda/device_pool.h"
-#include "cuda/kernels/device_scan.cuh"
-#include "cuda/kernels/grid_stride.cuh"
-#include "cuda/kernels/sparse_convert.cuh"
+#include "cuda/kernels/common/device_scan.cuh"
+#include "cuda/kernels/common/grid_stride.cuh"
+#include "cuda/kernels/common/sparse_convert.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {

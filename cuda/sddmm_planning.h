@@ -1,30 +1,46 @@
-// L2 band order for the gather kernels. In CSR order the nonzero-split kernel's B rows come
-// from all of B at once; when B is larger than L2 they come from DRAM (on an H100, 1M x 625k with
-// 250M nonzeros, the bench's Yahoo shape, at K = 128 reads 98 GB from DRAM for 128 GB of
-// gathers). Taking the nonzeros band by band (bands of columns, rows in order within a band)
-// keeps each band's slice of B in L2 while its nonzeros run; the plan stores that order (each
-// entry's CSR position, column and row, so every per-nonzero read is contiguous) and the call
-// runs the nonzero-split kernel over it.
+// Host-side SDDMM planning: whether each tile kernel and the L2 band order pay for a pattern, and
+// the band tiles' shape. Decisions on sizes only; the table builders stay beside their kernels.
 #pragma once
-
-#include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "cuda/device_buffer.h"
+#include "cuda/kernels/sddmm/sddmm_tiled.cuh"
 
 namespace sfac::cuda::kernels {
 
-struct L2BandOrder {
-  const int64_t* positions = nullptr;  // nnz: CSR position of each entry, band-major
-  const int32_t* cols = nullptr;       // nnz: its column
-  const int32_t* rows = nullptr;       // nnz: its row
-};
+// Band tiles (kernels/sddmm/sddmm_tiled.cuh).
 
-struct L2BandTables {
-  DeviceBuffer<int64_t> positions;
-  DeviceBuffer<int32_t> cols, rows;
-};
+// Shape for a pattern (independent of K and of the factor element type, so one plan serves
+// every call on the pattern).
+BandTiling plan_band_tiling(int64_t rows, int64_t cols);
+
+// The tables are worth building only when their seg_start table (band_table_entries) is no
+// larger than the pattern's column indices (on average at least one nonzero per row and band).
+bool band_tiling_pays(const BandTiling& tiling, int64_t rows, int64_t nnz);
+
+// Cells (kernels/sddmm/sddmm_cells.cuh).
+
+// Below this density a staged row meets too few nonzeros of its cell (256 x 2% ~ 5) to pay for
+// its staging.
+constexpr double kMinCellDensity = 0.02;
+// AUTO runs float32 factors on cells from this K: below it a cell's fixed costs (layout loads,
+// the first chunk's staging) outweigh the gathers saved.
+constexpr int64_t kMinCellK = 192;
+
+bool cells_pay(int64_t rows, int64_t cols, int64_t nnz);
+
+// Dense tensor-core tiles (kernels/sddmm/sddmm_dense_tiles.cuh).
+
+// Below this density the gather kernels move fewer bytes than a tile's arithmetic costs: the
+// break-even is ~1.2% at peak tensor and L2 rates, and the tiles reach well below peak. The
+// dense pattern measured (4%) and the power-law corners (docs/perf-notes.md) win from K = 256.
+constexpr double kMinDenseTileDensity = 0.02;
+
+// Whether dense tiles pay for this pattern (its density against the tensor-core break-even).
+bool dense_tiles_pay(int64_t rows, int64_t cols, int64_t nnz);
+int64_t dense_bands(int64_t cols);
+
+// L2 band order (kernels/sddmm/sddmm_l2_bands.cuh).
 
 // Where the band order pays (measured on an H100 with 50 MB of L2, float32, docs/perf-notes.md):
 // - B beyond L2: the gathers run at the DRAM rate in CSR order; in band order at the L2 rate
@@ -57,11 +73,5 @@ int64_t l2_band_columns(int64_t rows, int64_t cols, int64_t nnz, int64_t row_byt
 // Whether a call runs the order its plan built: float32 factors with rows of at least
 // kL2BandMinRowBytes, or any factors whose B (`b_bytes`) is beyond L2.
 bool l2_band_order_runs(bool float32, int64_t row_bytes, int64_t b_bytes, int64_t l2_bytes);
-
-// Fills `tables` with the band-major order of a CSR pattern (columns sorted within rows) and
-// points `order` at them.
-void build_l2_band_order(const int32_t* cols, const int32_t* row_of, int64_t nnz, int64_t ncols,
-                         int64_t band_cols, L2BandOrder& order, L2BandTables& tables,
-                         cudaStream_t stream);
 
 }  // namespace sfac::cuda::kernels

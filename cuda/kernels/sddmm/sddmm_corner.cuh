@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "cuda/device_buffer.h"
-#include "cuda/kernels/sddmm_kernels.cuh"
+#include "cuda/kernels/sddmm/sddmm_kernels.cuh"
 
 namespace sfac::cuda::kernels {
 

@@ -4,10 +4,10 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
-#include "cuda/kernels/cp_async.cuh"
-#include "cuda/kernels/device_scan.cuh"
-#include "cuda/kernels/sddmm_common.cuh"
-#include "cuda/kernels/sddmm_tiled.cuh"
+#include "cuda/kernels/common/cp_async.cuh"
+#include "cuda/kernels/common/device_scan.cuh"
+#include "cuda/kernels/sddmm/sddmm_common.cuh"
+#include "cuda/kernels/sddmm/sddmm_tiled.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {
@@ -22,8 +22,6 @@ constexpr int kPerThread = 8;
 constexpr int kTileNnz = kTileThreads * kPerThread;
 // 16-byte vectors per K-slice of a row (128 bytes: 32 float32 or 64 16-bit values).
 constexpr int kSliceVecs = 8;
-constexpr int64_t kBandWidth = 320;
-constexpr int kMaxRowBlock = 1024;
 constexpr int kRowsPerThread = kMaxRowBlock / kTileThreads;
 
 // K-slice [v0, v0 + 8) of the band's B rows into `buf` (row c at buf[c * 8]); vectors past K
@@ -233,22 +231,8 @@ int grid_for_warps(int64_t warps) {
 
 }  // namespace
 
-BandTiling plan_band_tiling(int64_t rows, int64_t cols) {
-  BandTiling bt;
-  bt.band_width = std::clamp<int64_t>(cols, 1, kBandWidth);
-  bt.bands = std::max<int64_t>(1, (cols + bt.band_width - 1) / bt.band_width);
-  bt.row_block = std::clamp<int64_t>(rows, 1, kMaxRowBlock);
-  return bt;
-}
-
 int64_t band_table_entries(const BandTiling& tiling, int64_t rows) {
   return rows * (tiling.bands + 1);
-}
-
-bool band_tiling_pays(const BandTiling& tiling, int64_t rows, int64_t nnz) {
-  // Cell and tile numbers are int32 (both are at most the table's size).
-  const int64_t entries = band_table_entries(tiling, rows);
-  return entries <= std::max<int64_t>(nnz, 1) && entries <= INT32_MAX;
 }
 
 void build_seg_starts(const int64_t* row_offsets, const int32_t* cols, int64_t rows,

@@ -13,18 +13,11 @@
 #include <cstdint>
 
 #include "cuda/device_buffer.h"
-#include "cuda/kernels/sddmm_kernels.cuh"
+#include "cuda/kernels/sddmm/sddmm_kernels.cuh"
 
 namespace sfac::cuda::kernels {
 
 constexpr int64_t kCellSide = 256;
-
-// Below this density a staged row meets too few nonzeros of its cell (256 x 2% ~ 5) to pay for
-// its staging.
-constexpr double kMinCellDensity = 0.02;
-// AUTO runs float32 factors on cells from this K: below it a cell's fixed costs (layout loads,
-// the first chunk's staging) outweigh the gathers saved.
-constexpr int64_t kMinCellK = 192;
 
 struct CellTiling {
   int64_t bands = 0;                    // column bands of kCellSide
@@ -42,8 +35,6 @@ struct CellTables {
   DeviceBuffer<uint2> row_desc;
   DeviceBuffer<uint8_t> local_cols;
 };
-
-bool cells_pay(int64_t rows, int64_t cols, int64_t nnz);
 
 // Fills `tables` and points `tiling` at them (device: for its multiprocessor count, clusters and
 // shared memory). Returns false, building nothing, on devices with too little shared memory per

@@ -6,11 +6,11 @@
 #include <cub/device/device_select.cuh>
 
 #include "cuda/cuda_check.h"
-#include "cuda/kernels/device_scan.cuh"
-#include "cuda/kernels/grid_stride.cuh"
-#include "cuda/kernels/sddmm_corner.cuh"
-#include "cuda/kernels/sddmm_kernels.cuh"
-#include "cuda/kernels/sparse_reorder.cuh"
+#include "cuda/kernels/common/device_scan.cuh"
+#include "cuda/kernels/common/grid_stride.cuh"
+#include "cuda/kernels/common/sparse_reorder.cuh"
+#include "cuda/kernels/sddmm/sddmm_corner.cuh"
+#include "cuda/kernels/sddmm/sddmm_kernels.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {

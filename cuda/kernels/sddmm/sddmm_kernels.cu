@@ -3,10 +3,10 @@
 #include <type_traits>
 
 #include "cuda/cuda_check.h"
-#include "cuda/kernels/grid_stride.cuh"
-#include "cuda/kernels/sddmm_common.cuh"
-#include "cuda/kernels/sddmm_group.cuh"
-#include "cuda/kernels/sddmm_kernels.cuh"
+#include "cuda/kernels/common/grid_stride.cuh"
+#include "cuda/kernels/sddmm/sddmm_common.cuh"
+#include "cuda/kernels/sddmm/sddmm_group.cuh"
+#include "cuda/kernels/sddmm/sddmm_kernels.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {

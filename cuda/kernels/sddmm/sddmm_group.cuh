@@ -4,7 +4,7 @@
 
 #include <type_traits>
 
-#include "cuda/kernels/sddmm_common.cuh"
+#include "cuda/kernels/sddmm/sddmm_common.cuh"
 
 namespace sfac::cuda::kernels::detail {
 

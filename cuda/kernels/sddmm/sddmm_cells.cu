@@ -7,12 +7,12 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
-#include "cuda/kernels/cp_async.cuh"
-#include "cuda/kernels/device_scan.cuh"
-#include "cuda/kernels/grid_stride.cuh"
-#include "cuda/kernels/sddmm_cells.cuh"
-#include "cuda/kernels/sddmm_common.cuh"
-#include "cuda/kernels/sddmm_tiled.cuh"  // build_seg_starts
+#include "cuda/kernels/common/cp_async.cuh"
+#include "cuda/kernels/common/device_scan.cuh"
+#include "cuda/kernels/common/grid_stride.cuh"
+#include "cuda/kernels/sddmm/sddmm_cells.cuh"
+#include "cuda/kernels/sddmm/sddmm_common.cuh"
+#include "cuda/kernels/sddmm/sddmm_tiled.cuh"  // build_seg_starts
 
 namespace sfac::cuda::kernels {
 namespace {
@@ -288,12 +288,6 @@ bool launch_as(const SddmmArgs& args, const CellTiling& ct, int64_t cols, cudaSt
 }
 
 }  // namespace
-
-bool cells_pay(int64_t rows, int64_t cols, int64_t nnz) {
-  return rows > 0 && cols > 0 &&
-         static_cast<double>(nnz) >=
-             kMinCellDensity * static_cast<double>(rows) * static_cast<double>(cols);
-}
 
 bool build_cell_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
                        int64_t cols_total, int64_t nnz, int device, CellTiling& ct,

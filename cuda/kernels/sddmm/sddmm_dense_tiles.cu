@@ -6,10 +6,10 @@
 #include <cub/block/block_scan.cuh>
 
 #include "cuda/cuda_check.h"
-#include "cuda/kernels/cp_async.cuh"
-#include "cuda/kernels/sddmm_common.cuh"
-#include "cuda/kernels/sddmm_corner.cuh"
-#include "cuda/kernels/sddmm_dense_tiles.cuh"
+#include "cuda/kernels/common/cp_async.cuh"
+#include "cuda/kernels/sddmm/sddmm_common.cuh"
+#include "cuda/kernels/sddmm/sddmm_corner.cuh"
+#include "cuda/kernels/sddmm/sddmm_dense_tiles.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {
@@ -285,15 +285,6 @@ void allow_tile_shared_memory() {
     SFAC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(kSmemBytes)));
   }
-}
-
-int64_t dense_bands(int64_t cols) { return std::max<int64_t>(1, (cols + kTile - 1) / kTile); }
-
-bool dense_tiles_pay(int64_t rows, int64_t cols, int64_t nnz) {
-  if (rows <= 0 || cols <= 0) return false;
-  const int64_t tiles = (rows + kTile - 1) / kTile * dense_bands(cols);
-  return static_cast<double>(nnz) / (double(rows) * double(cols)) >= kMinDenseTileDensity &&
-         tiles <= INT32_MAX;
 }
 
 bool launch_sddmm_dense_tiles(const SddmmArgs& args, const DenseTiling& tiling, int64_t cols,
