@@ -108,11 +108,44 @@ inline Dot reference_dot(const std::vector<float>& a, const std::vector<float>& 
   return d;
 }
 
-inline Context make_cpu_context(int threads = 0, uint64_t seed = 42) {
+// A context of `backend` on device 0; a failure fails the test (the context is then null).
+inline Context make_context(sfac_backend backend, int threads = 0, uint64_t seed = 42) {
   sfac_context* ctx = nullptr;
-  EXPECT_EQ(sfac_context_create(SFAC_BACKEND_CPU, 0, threads, seed, &ctx), SFAC_OK)
-      << sfac_last_error();
+  EXPECT_EQ(sfac_context_create(backend, 0, threads, seed, &ctx), SFAC_OK) << sfac_last_error();
   return Context(ctx);
+}
+
+inline Context make_cpu_context(int threads = 0, uint64_t seed = 42) {
+  return make_context(SFAC_BACKEND_CPU, threads, seed);
+}
+
+// Why contexts of `backend` cannot be made on this machine (the library's message: a build
+// without CUDA, no driver or no device), or "" when they can. Only the CUDA backend can be
+// missing; a CUDA context that fails although sfac_cuda_device_count sees a device is not
+// "missing" (the test's own make_context then fails).
+inline std::string backend_missing(sfac_backend backend) {
+  if (backend != SFAC_BACKEND_CUDA) return "";
+  int devices = 0;
+  if (sfac_cuda_device_count(&devices) == SFAC_OK && devices > 0) return "";
+  sfac_context* ctx = nullptr;
+  const sfac_status status = sfac_context_create(backend, 0, 1, 0, &ctx);
+  if (status == SFAC_OK) {
+    sfac_context_destroy(ctx);
+    return "";
+  }
+  return std::string(sfac_status_string(status)) + ": " + sfac_last_error();
+}
+
+// "Cpu", "Cuda": test name suffixes for tests parameterized over the backend.
+inline std::string backend_name(const ::testing::TestParamInfo<sfac_backend>& info) {
+  switch (info.param) {
+    case SFAC_BACKEND_CPU:
+      return "Cpu";
+    case SFAC_BACKEND_CUDA:
+      return "Cuda";
+    default:
+      return "Auto";
+  }
 }
 
 // A fresh seed per test run unless SFAC_TEST_SEED is set; printed so a failure can be replayed.

@@ -11,8 +11,8 @@
 
 #include "core/error.h"
 #include "core/model_ops.h"
-#include "cpu/blas_threads.h"
-#include "cpu/row_solver.h"
+#include "host/blas_threads.h"
+#include "host/row_solver.h"
 
 namespace sfac {
 namespace {
@@ -86,7 +86,7 @@ FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const fl
   if (implicit) {
     gram.assign(static_cast<size_t>(rank * rank), 0.0f);
     if (model.items > 0) {
-      cpu::ScopedBlasThreads blas(num_threads);
+      host::ScopedBlasThreads blas(num_threads);
       cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, static_cast<int>(rank),
                   static_cast<int>(model.items), 1.0f, model.item_factors.data(),
                   static_cast<int>(rank), 0.0f, gram.data(), static_cast<int>(rank));
@@ -94,7 +94,7 @@ FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const fl
   }
 
   const double scale = model.regularization == SFAC_REG_WEIGHTED ? static_cast<double>(count) : 1.0;
-  cpu::RowSystem sys;
+  host::RowSystem sys;
   sys.gram = implicit ? gram.data() : nullptr;
   sys.factors = fixed.data();
   sys.stride = d;
@@ -108,8 +108,8 @@ FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const fl
   std::vector<float> x(static_cast<size_t>(d), 0.0f);
   {
     // A rank x rank solve: more BLAS threads would only add start-up cost.
-    cpu::ScopedBlasThreads single(1);
-    cpu::RowSolver solver(d);
+    host::ScopedBlasThreads single(1);
+    host::RowSolver solver(d);
     solver.solve_cholesky(sys, x.data());
   }
   const auto bad = std::find_if(x.begin(), x.end(), [](float v) { return !std::isfinite(v); });

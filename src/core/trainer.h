@@ -14,11 +14,19 @@ class Trainer {
   virtual void run_epoch(int epoch) = 0;
   // The objective on the training data, regularization included, per training rating.
   virtual double train_loss() = 0;
-  // The current factors (a CUDA trainer downloads them first).
+  // The current factors (a CUDA trainer downloads them first). The training loop never calls
+  // it itself: it is called when the caller asks for the model (a snapshot: sfac_train's result,
+  // sfac_trainer_get_model) and by the defaults below, which a trainer whose model() copies
+  // overrides so that epochs never pay for it.
   virtual const Model& model() = 0;
   // Whether every factor and bias is finite: the divergence check after an epoch that nobody
-  // asked the loss of. The default reads model(); trainers whose model() copies override it.
+  // asked the loss of. The default reads model().
   virtual bool factors_finite();
+  // The RMSE of the current model on `validation` (same shape as the training ratings, of the
+  // trainer's backend), after each epoch that has a callback. The default evaluates model() on
+  // the host (evaluate in model_ops.h), pulling the validation matrix there too; a trainer on a
+  // device overrides it to compute where its factors are.
+  virtual double validation_rmse(const SparseMatrix& validation, int num_threads);
 };
 
 }  // namespace sfac

@@ -22,6 +22,10 @@ bool Trainer::factors_finite() {
          finite(m.item_bias) && std::isfinite(m.global_mean);
 }
 
+double Trainer::validation_rmse(const SparseMatrix& validation, int num_threads) {
+  return evaluate(model(), validation, num_threads).rmse;
+}
+
 std::unique_ptr<Trainer> start_training(Backend& backend, const SparseMatrix& ratings,
                                         const TrainOptions& options, uint64_t seed) {
   SFAC_REQUIRE(backend.compatible_with(ratings.backend()), SFAC_ERR_INVALID_ARGUMENT,
@@ -53,9 +57,9 @@ bool run_epochs(Trainer& trainer, const TrainOptions& options, int64_t epochs, i
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     SFAC_REQUIRE(std::isfinite(loss), SFAC_ERR_NOT_CONVERGED, "training diverged in epoch ", epoch,
                  " (loss = ", loss, "); lower the learning rate or raise lambda");
-    const double validation_rmse =
-        options.validation ? evaluate(trainer.model(), *options.validation, num_threads).rmse
-                           : std::numeric_limits<double>::quiet_NaN();
+    const double validation_rmse = options.validation
+                                       ? trainer.validation_rmse(*options.validation, num_threads)
+                                       : std::numeric_limits<double>::quiet_NaN();
     const int verdict =
         options.callback(epoch, loss, validation_rmse, seconds, options.callback_user_data);
     SFAC_REQUIRE(verdict >= 0, SFAC_ERR_CALLBACK, "the epoch callback returned ", verdict,

@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
+#include <utility>
 
 #include "core/error.h"
-#include "cpu/blas_threads.h"
-#include "cpu/row_solver.h"
+#include "core/factor_init.h"
+#include "host/blas_threads.h"
+#include "host/row_solver.h"
 
 namespace sfac::cpu {
 namespace {
@@ -50,10 +51,9 @@ class CpuAlsTrainer final : public Trainer {
                    "implicit feedback needs ratings >= 0 (counts, durations), found ", *bad,
                    " at nonzero ", bad - csr_values_.begin());
     }
-    if (biases_ && !csr_values_.empty()) {
-      double sum = 0.0;
-      for (float r : csr_values_) sum += r;
-      global_mean_ = static_cast<float>(sum / static_cast<double>(csr_values_.size()));
+    if (biases_) {
+      global_mean_ = static_cast<float>(
+          mean_rating(csr_values_.data(), static_cast<int64_t>(csr_values_.size())));
     }
     const int64_t stride = rank_ + (biases_ ? 1 : 0);
     users_ = Side{pattern_.rows(),
@@ -72,15 +72,16 @@ class CpuAlsTrainer final : public Trainer {
                   csc.indices.data(),
                   csc_values_.data(),
                   options.lambda_item};
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> init(
-        0.0f, static_cast<float>(options.init_scale / std::sqrt(static_cast<double>(rank_))));
-    for (Side* side : {&users_, &items_}) {
+    for (auto [side, which] :
+         {std::pair(&users_, FactorSide::users), std::pair(&items_, FactorSide::items)}) {
+      // The core's starting factors, one row of `stride` per id; the extra column stays 1.
+      const std::vector<float> init =
+          initial_factors(seed, which, side->n, rank_, options.init_scale);
       side->factors.assign(static_cast<size_t>(side->n * stride), 1.0f);
       for (int64_t i = 0; i < side->n; ++i) {
-        for (int64_t t = 0; t < rank_; ++t) side->factors[i * stride + t] = init(rng);
+        std::copy_n(init.begin() + i * rank_, rank_, side->factors.begin() + i * stride);
       }
-      if (biases_) side->bias.assign(static_cast<size_t>(side->n), 0.0f);
+      if (biases_) side->bias = initial_biases(side->n);
     }
   }
 
@@ -128,7 +129,7 @@ class CpuAlsTrainer final : public Trainer {
   // Y^T Y of a side's factors (rank x rank, upper triangle), for implicit feedback.
   std::vector<float> gram(const Side& side) const {
     std::vector<float> g(static_cast<size_t>(rank_ * rank_), 0.0f);
-    ScopedBlasThreads blas(threads_);
+    host::ScopedBlasThreads blas(threads_);
     cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, static_cast<int>(rank_),
                 static_cast<int>(side.n), 1.0f, side.factors.data(), static_cast<int>(side.stride),
                 0.0f, g.data(), static_cast<int>(rank_));
@@ -151,10 +152,10 @@ void CpuAlsTrainer::solve(Side& self, const Side& other) {
   const std::vector<float> g = implicit_ ? gram(other) : std::vector<float>();
   const int64_t d = biases_ ? rank_ + 1 : rank_;
   const float alpha = static_cast<float>(options_.implicit_alpha);
-  ScopedBlasThreads single(1);
+  host::ScopedBlasThreads single(1);
 #pragma omp parallel num_threads(threads_)
   {
-    RowSolver solver(d);
+    host::RowSolver solver(d);
     std::vector<float> weights, targets, x(static_cast<size_t>(d));
 #pragma omp for schedule(dynamic, 64)
     for (int64_t i = 0; i < self.n; ++i) {
@@ -178,7 +179,7 @@ void CpuAlsTrainer::solve(Side& self, const Side& other) {
           targets[j] = r[j] - (biases_ ? global_mean_ + other.bias[cols[j]] : 0.0f);
         }
       }
-      RowSystem sys;
+      host::RowSystem sys;
       sys.gram = implicit_ ? g.data() : nullptr;
       sys.factors = other.factors.data();
       sys.stride = other.stride;

@@ -5,8 +5,9 @@
 #include <numeric>
 #include <random>
 
+#include "core/factor_init.h"
 #include "cpu/sgd_grid.h"
-#include "cpu/simd_kernels.h"
+#include "host/simd_kernels.h"
 
 namespace sfac::cpu {
 namespace {
@@ -33,7 +34,7 @@ constexpr int64_t kPrefetchAhead = 8;
 
 template <int64_t K>
 SFAC_ALWAYS_INLINE void sweep(const SweepArgs& a, int64_t begin, int64_t end) {
-  const int64_t k = simd::length<K>(a.rank);
+  const int64_t k = host::simd::length<K>(a.rank);
   for (int64_t s = begin; s < end; ++s) {
     if (s + kPrefetchAhead < end) {
       const Sample& f = a.samples[s + kPrefetchAhead];
@@ -51,11 +52,11 @@ SFAC_ALWAYS_INLINE void sweep(const SweepArgs& a, int64_t begin, int64_t end) {
       float& bu = a.user_bias[x.user];
       float& bi = a.item_bias[x.item];
       const float e =
-          simd::sgd_step<K>(p, q, x.rating, a.global_mean + bu + bi, a.gamma, a.lp, a.lq, k);
+          host::simd::sgd_step<K>(p, q, x.rating, a.global_mean + bu + bi, a.gamma, a.lp, a.lq, k);
       bu += a.gamma * (e - a.lp * bu);
       bi += a.gamma * (e - a.lq * bi);
     } else {
-      simd::sgd_step<K>(p, q, x.rating, 0.0f, a.gamma, a.lp, a.lq, k);
+      host::simd::sgd_step<K>(p, q, x.rating, 0.0f, a.gamma, a.lp, a.lq, k);
     }
   }
 }
@@ -109,7 +110,7 @@ class CpuSgdTrainer final : public Trainer {
     samples_.reserve(static_cast<size_t>(pat.nnz()));
     user_count_.assign(static_cast<size_t>(users_), 0);
     item_count_.assign(static_cast<size_t>(items_), 0);
-    double sum = 0.0, sum_sq = 0.0;
+    double sum_sq = 0.0;
     for (int64_t u = 0; u < users_; ++u) {
       const int32_t iu = user_id_[u];
       user_count_[iu] = pat.offsets()[u + 1] - pat.offsets()[u];
@@ -118,12 +119,11 @@ class CpuSgdTrainer final : public Trainer {
         const int32_t ii = item_id_[pat.indices()[e]];
         samples_.push_back({iu, ii, r});
         ++item_count_[ii];
-        sum += r;
         sum_sq += double{r} * r;
       }
     }
     const auto n = static_cast<double>(std::max<size_t>(samples_.size(), 1));
-    const double mean = sum / n;
+    const double mean = mean_rating(ratings.values().data(), pat.nnz());
     // cuMF_SGD's parameter scaling: train on ratings / std so one learning rate fits any
     // rating range; factors are scaled back by sqrt(std) when read.
     if (options.scale_ratings) {
@@ -140,15 +140,17 @@ class CpuSgdTrainer final : public Trainer {
     block_offsets_ = grid_.arrange(samples_, rng_);
     scheduler_ = std::make_unique<BlockScheduler>(grid_.size(), rng_());
 
-    std::normal_distribution<float> init(
-        0.0f, static_cast<float>(options.init_scale / std::sqrt(static_cast<double>(rank_))));
-    p_.resize(static_cast<size_t>(users_ * rank_));
-    q_.resize(static_cast<size_t>(items_ * rank_));
-    for (float& x : p_) x = init(rng_);
-    for (float& x : q_) x = init(rng_);
+    // The core's starting factors: row u (original id) goes to internal row user_id_[u], so
+    // one seed starts every trainer from the same rows. They are used as they come in training
+    // units, as cuMF_SGD initializes its scaled problem: the model reads them times
+    // sqrt(scale_) (1 without rating scaling).
+    p_ = permute(initial_factors(seed, FactorSide::users, users_, rank_, options.init_scale),
+                 user_id_, rank_);
+    q_ = permute(initial_factors(seed, FactorSide::items, items_, rank_, options.init_scale),
+                 item_id_, rank_);
     if (biases_) {
-      user_bias_.assign(static_cast<size_t>(users_), 0.0f);
-      item_bias_.assign(static_cast<size_t>(items_), 0.0f);
+      user_bias_ = initial_biases(users_);
+      item_bias_ = initial_biases(items_);
     }
   }
 
@@ -224,6 +226,16 @@ class CpuSgdTrainer final : public Trainer {
     std::iota(ids.begin(), ids.end(), 0);
     std::shuffle(ids.begin(), ids.end(), rng_);
     return ids;
+  }
+
+  // out row id[r] = in row r (width w).
+  static std::vector<float> permute(const std::vector<float>& in, const std::vector<int32_t>& id,
+                                    int64_t w) {
+    std::vector<float> out(in.size());
+    for (size_t r = 0; r < id.size(); ++r) {
+      std::copy_n(in.begin() + static_cast<int64_t>(r) * w, w, out.begin() + int64_t{id[r]} * w);
+    }
+    return out;
   }
 
   // out row r = f * in row id[r] (width w).

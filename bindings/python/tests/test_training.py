@@ -38,12 +38,13 @@ def test_als_reaches_planted_noise(explicit_data):
 def test_sgd_and_biases_learn(explicit_data):
     train, test, _, _ = explicit_data
     # deterministic: the threaded schedule's result depends on timing, and on a loaded machine
-    # it was seen at 0.454 std (0.35 std when idle; the deterministic run gives 0.245 std)
+    # it was seen at 0.454 std (0.35 std when idle); the deterministic run's result depends on
+    # the seed's starting factors: 0.35 +- 0.075 std over 24 seeds, a broken trainer ~1 std
     sgd = sf.SGD(factors=8, iterations=60, learning_rate=0.1, regularization=0.02, num_threads=2,
                  deterministic=True)
     sgd.fit(train)
     rmse, _ = sgd.evaluate(test)
-    assert rmse < 0.45 * np.std(test.values), rmse
+    assert rmse < 0.55 * np.std(test.values), rmse
     als = fit_als(train, use_biases=True)
     mean, ub, ib = als.biases()
     assert ub.shape == (2000,) and ib.shape == (1000,)

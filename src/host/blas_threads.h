@@ -1,10 +1,11 @@
+// src/host/: host math shared by the core and the CPU backend.
 // OpenBLAS keeps one process-wide thread count. The ALS drivers follow Gates et al.: large BLAS
 // calls (Y^T Y) run multi-threaded, the per-row solves inside our OpenMP loop single-threaded.
 #pragma once
 
 #include <cblas.h>
 
-namespace sfac::cpu {
+namespace sfac::host {
 
 class ScopedBlasThreads {
  public:
@@ -19,4 +20,4 @@ class ScopedBlasThreads {
   int previous_;
 };
 
-}  // namespace sfac::cpu
+}  // namespace sfac::host

@@ -1,4 +1,4 @@
-#include "cpu/row_solver.h"
+#include "host/row_solver.h"
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cpu/simd_kernels.h"
+#include "host/simd_kernels.h"
 
-namespace sfac::cpu {
+namespace sfac::host {
 
 RowSolver::RowSolver(int64_t d) : d_(d), a_(d * d), b_(d), r_(d), p_(d), ap_(d) {}
 
@@ -167,4 +167,4 @@ void RowSolver::solve_cg(const RowSystem& sys, float* x, int64_t cg_steps) {
   }
 }
 
-}  // namespace sfac::cpu
+}  // namespace sfac::host

@@ -1,3 +1,4 @@
+// src/host/: host math shared by the core and the CPU backend.
 // Solves the small regularized normal equations of ALS, one row at a time:
 //   (G + sum_j w_j y_j y_j^T + reg I) x = sum_j c_j y_j
 // G is a shared dense d x d matrix (Y^T Y for implicit feedback, zero for explicit), the sums
@@ -10,7 +11,7 @@
 
 #include "sparsefac/sparsefac.h"
 
-namespace sfac::cpu {
+namespace sfac::host {
 
 struct RowSystem {
   const float* gram = nullptr;     // d x d row-major (upper triangle used), or null for zero
@@ -40,4 +41,4 @@ class RowSolver {
   std::vector<float> a_, b_, gathered_, r_, p_, ap_;
 };
 
-}  // namespace sfac::cpu
+}  // namespace sfac::host

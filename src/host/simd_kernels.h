@@ -1,3 +1,4 @@
+// src/host/: host math shared by the core and the CPU backend.
 // The length-k vector kernels of the training loops (dot, axpy, the fused SGD step), written so
 // that GCC vectorizes them without -ffast-math: the dot product keeps kLanes independent partial
 // sums, which SLP-vectorizes into one 512-bit (or two 256-bit) accumulators and fixes the
@@ -21,7 +22,7 @@
 
 #define SFAC_ALWAYS_INLINE inline __attribute__((always_inline))
 
-namespace sfac::cpu::simd {
+namespace sfac::host::simd {
 
 constexpr int kLanes = 16;
 
@@ -69,4 +70,4 @@ SFAC_ALWAYS_INLINE float sgd_step(float* __restrict p, float* __restrict q, floa
   return e;
 }
 
-}  // namespace sfac::cpu::simd
+}  // namespace sfac::host::simd

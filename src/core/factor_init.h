@@ -1,0 +1,28 @@
+// The starting point of training, shared by every backend's trainers: seeded factors, the
+// global mean and the biases. Everything here is a function of the seed and the data alone
+// (drawn sequentially on the host, in original-id order), so one seed gives the same starting
+// model on every backend, whatever the thread count and however a trainer relabels its rows.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace sfac {
+
+// Users and items draw from independent streams of the same seed.
+enum class FactorSide : uint64_t { users = 0, items = 1 };
+
+// n x rank row-major starting factors, entries N(0, sigma^2) with sigma = init_scale / sqrt(rank)
+// (dot products of two rows then have standard deviation about init_scale^2 / sqrt(rank)). Row i
+// belongs to original id i; the stream is seeded from (seed, side) and drawn row by row, so a
+// row's values do not depend on how a backend lays the rows out.
+std::vector<float> initial_factors(uint64_t seed, FactorSide side, int64_t n, int64_t rank,
+                                   double init_scale);
+
+// The mean of values[0, nnz), summed in double in index order; 0 when nnz = 0.
+double mean_rating(const float* values, int64_t nnz);
+
+// The biases' starting values: n zeros.
+std::vector<float> initial_biases(int64_t n);
+
+}  // namespace sfac
