@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/cuda_als.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_dense.h"
 #include "cuda/cuda_sddmm.h"
@@ -38,6 +39,7 @@ CudaBackend::CudaBackend(int device, int num_threads)
   SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
   stream_ = own_stream_;
   SFAC_CUDA_TRY(cudaEventCreateWithFlags(&order_event_, cudaEventDisableTiming));
+  resources_ = std::make_unique<CudaResources>(own_stream_);
 }
 
 CudaBackend::~CudaBackend() {
@@ -45,6 +47,8 @@ CudaBackend::~CudaBackend() {
   (void)cudaGetDevice(&previous);
   (void)cudaSetDevice(device_);
   if (stream_ != own_stream_) (void)cudaStreamSynchronize(stream_);
+  (void)cudaStreamSynchronize(own_stream_);
+  resources_.reset();  // its workspace is freed on the own stream
   (void)cudaStreamSynchronize(own_stream_);
   (void)cudaEventDestroy(order_event_);
   (void)cudaStreamDestroy(own_stream_);
@@ -163,11 +167,17 @@ ForeignOrder::~ForeignOrder() {
   for (const CudaBackend* cuda : foreign_) (void)self_.order(self_.stream(), cuda->stream());
 }
 
-std::unique_ptr<Trainer> CudaBackend::make_trainer(const SparseMatrix&, const TrainOptions&,
-                                                   uint64_t) {
-  fail(SFAC_ERR_UNSUPPORTED,
-       "training on the CUDA backend is not implemented yet; "
-       "use a CPU context for sfac_train");
+std::unique_ptr<Trainer> CudaBackend::make_trainer(const SparseMatrix& ratings,
+                                                   const TrainOptions& options, uint64_t seed) {
+  const auto& r = dynamic_cast<const CudaSparseMatrix&>(ratings);
+  switch (options.algorithm) {
+    case SFAC_ALGO_ALS:
+    case SFAC_ALGO_IALS:
+      return make_als_trainer(*this, r, options, seed);
+    default:
+      fail(SFAC_ERR_UNSUPPORTED,
+           "SGD training on the CUDA backend is not implemented yet; use a CPU context for it");
+  }
 }
 
 void CudaBackend::synchronize() {

@@ -5,10 +5,12 @@
 #include <cuda_runtime.h>
 
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/backend.h"
+#include "cuda/cuda_resources.h"
 
 namespace sfac::cuda {
 
@@ -66,6 +68,9 @@ class CudaBackend final : public Backend {
   // streams of this device).
   cudaError_t order(cudaStream_t first, cudaStream_t then) const noexcept;
 
+  // The context's library handles (cuBLAS), for its algorithms.
+  CudaResources& resources() const { return *resources_; }
+
   int64_t l2_bytes() const { return l2_bytes_; }
   // Whether kernels may launch as programmatic dependents of the stream's previous kernel.
   bool dependent_launch() const { return dependent_launch_; }
@@ -79,6 +84,7 @@ class CudaBackend final : public Backend {
   cudaStream_t own_stream_ = nullptr;
   cudaStream_t stream_ = nullptr;  // own_stream_ or the caller's
   cudaEvent_t order_event_ = nullptr;
+  std::unique_ptr<CudaResources> resources_;  // released before the own stream
 };
 
 // Work queued on the backend's own stream within a scope, ordered after the work already on

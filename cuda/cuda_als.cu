@@ -1,0 +1,313 @@
+#include "cuda/cuda_als.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "core/factor_init.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_resources.h"
+#include "cuda/device_buffer.h"
+#include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/common/sparse_convert.cuh"
+
+namespace sfac::cuda {
+namespace {
+
+// Device memory the batched Cholesky path may take for its systems: this share of what is free
+// when training starts, so that no rank or size runs the device out of memory.
+constexpr double kSystemMemoryShare = 0.25;
+// More systems per batch than this gain nothing: enough thread blocks to fill any device.
+constexpr int64_t kMaxBatch = int64_t{1} << 17;
+
+// One side of the factorization on the device (layout as in AlsHalfSweep).
+struct DeviceSide {
+  int64_t n = 0;
+  DeviceBuffer<float> factors;  // n x stride
+  DeviceBuffer<float> bias;     // n entries with biases
+  // This side's ratings grouped by its rows.
+  const int64_t* offsets = nullptr;
+  const int32_t* others = nullptr;
+  const float* values = nullptr;
+  double lambda = 0.0;
+};
+
+class CudaAlsTrainer final : public Trainer {
+ public:
+  CudaAlsTrainer(CudaBackend& backend, const CudaSparseMatrix& ratings,
+                 const TrainOptions& options, uint64_t seed)
+      : backend_(std::static_pointer_cast<CudaBackend>(backend.shared_from_this())),
+        options_(options),
+        implicit_(options.algorithm == SFAC_ALGO_IALS),
+        biases_(!implicit_ && options.use_biases),
+        rank_(options.rank),
+        d_(rank_ + (biases_ ? 1 : 0)),
+        stride_(d_),
+        nnz_(ratings.nnz()) {
+    SFAC_REQUIRE(d_ <= kernels::kAlsMaxUnknowns, SFAC_ERR_UNSUPPORTED, "rank = ", rank_,
+                 " is above what the CUDA ALS trainer supports (",
+                 kernels::kAlsMaxUnknowns - (biases_ ? 1 : 0),
+                 "); train on a CPU context for larger ranks");
+    DeviceGuard guard(backend_->device());
+    OwnStreamWork order(*backend_);  // buffers live on the own stream
+    ForeignOrder foreign(*backend_, {&ratings.backend()});
+    const cudaStream_t own = backend_->own_stream();
+    const CudaPattern& pattern = ratings.pattern();
+    const CudaPattern::Csc& csc = pattern.csc(own);
+
+    // The ratings' values are copied: the caller may change the matrix's values while training.
+    std::vector<float> host_values(static_cast<size_t>(nnz_));
+    ratings.download_csr(nullptr, nullptr, host_values.data());
+    if (implicit_) {
+      const auto bad =
+          std::find_if(host_values.begin(), host_values.end(), [](float r) { return r < 0.0f; });
+      SFAC_REQUIRE(bad == host_values.end(), SFAC_ERR_INVALID_VALUE,
+                   "implicit feedback needs ratings >= 0 (counts, durations), found ", *bad,
+                   " at nonzero ", bad - host_values.begin());
+    }
+    if (biases_) global_mean_ = static_cast<float>(mean_rating(host_values.data(), nnz_));
+    csr_values_ = DeviceBuffer<float>(static_cast<size_t>(nnz_), own);
+    csr_values_.upload(host_values.data(), static_cast<size_t>(nnz_));
+    csc_values_ = DeviceBuffer<float>(static_cast<size_t>(nnz_), own);
+    if (nnz_ > 0) {
+      kernels::gather(csr_values_.data(), csc.csr_position.data(), nnz_, csc_values_.data(), own);
+    }
+
+    users_.n = pattern.rows;
+    users_.offsets = pattern.offsets.data();
+    users_.others = pattern.indices.data();
+    users_.values = csr_values_.data();
+    users_.lambda = options.lambda_user;
+    items_.n = pattern.cols;
+    items_.offsets = csc.offsets.data();
+    items_.others = csc.indices.data();
+    items_.values = csc_values_.data();
+    items_.lambda = options.lambda_item;
+    std::vector<float> host;
+    for (auto [side, which] : {std::pair(&users_, FactorSide::users),
+                               std::pair(&items_, FactorSide::items)}) {
+      // The core's starting factors, one row of `stride` per id; the extra column stays 1.
+      const std::vector<float> init =
+          initial_factors(seed, which, side->n, rank_, options.init_scale);
+      host.assign(static_cast<size_t>(side->n * stride_), 1.0f);
+      for (int64_t i = 0; i < side->n; ++i) {
+        std::copy_n(init.begin() + i * rank_, rank_, host.begin() + i * stride_);
+      }
+      side->factors = DeviceBuffer<float>(host.size(), own);
+      side->factors.upload(host.data(), host.size());
+      if (biases_) {
+        const std::vector<float> bias = initial_biases(side->n);
+        side->bias = DeviceBuffer<float>(bias.size(), own);
+        side->bias.upload(bias.data(), bias.size());
+      }
+      // The host arrays die at the end of the iteration.
+      SFAC_CUDA_TRY(cudaStreamSynchronize(own));
+    }
+    if (implicit_) gram_ = DeviceBuffer<float>(static_cast<size_t>(d_ * d_), own);
+    partials_ = DeviceBuffer<double>(2 * static_cast<size_t>(kernels::als_objective_blocks()), own);
+    flag_ = DeviceBuffer<int>(1, own);
+    plan_batch();
+  }
+
+  ~CudaAlsTrainer() override { backend_->own_waits_for_current_noexcept(); }
+
+  void run_epoch(int) override {
+    DeviceGuard guard(backend_->device());
+    solve(users_, items_);
+    solve(items_, users_);
+    SFAC_CUDA_TRY(cudaStreamSynchronize(stream()));  // reports the epoch's errors as its own
+  }
+
+  double train_loss() override;
+  const Model& model() override;
+  bool factors_finite() override;
+  double validation_rmse(const SparseMatrix& validation, int num_threads) override;
+
+ private:
+  cudaStream_t stream() const { return backend_->stream(); }
+
+  kernels::AlsHalfSweep half_sweep(DeviceSide& self, DeviceSide& other) const {
+    kernels::AlsHalfSweep s;
+    s.offsets = self.offsets;
+    s.others = self.others;
+    s.values = self.values;
+    s.rows = self.n;
+    s.fixed = other.factors.data();
+    s.fixed_bias = biases_ ? other.bias.data() : nullptr;
+    s.solved = self.factors.data();
+    s.solved_bias = biases_ ? self.bias.data() : nullptr;
+    s.stride = stride_;
+    s.rank = rank_;
+    s.d = d_;
+    s.implicit = implicit_;
+    s.alpha = static_cast<float>(options_.implicit_alpha);
+    s.global_mean = global_mean_;
+    s.gram = implicit_ ? gram_.data() : nullptr;
+    s.lambda = self.lambda;
+    s.weighted = options_.regularization == SFAC_REG_WEIGHTED;
+    return s;
+  }
+
+  // Systems per batch of the Cholesky path, from the memory free when training starts.
+  void plan_batch() {
+    if (options_.solver != SFAC_SOLVER_CHOLESKY) return;
+    size_t free_bytes = 0, total_bytes = 0;
+    SFAC_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const auto per_system = static_cast<double>((d_ * d_ + d_) * int64_t{sizeof(float)});
+    const auto fit = static_cast<int64_t>(kSystemMemoryShare * static_cast<double>(free_bytes) /
+                                          per_system);
+    const int64_t rows = std::max<int64_t>({users_.n, items_.n, 1});
+    batch_ = std::clamp<int64_t>(fit, 1, std::min(rows, kMaxBatch));
+  }
+
+  // Y^T Y of `side`'s factors (rank x rank, both triangles) into gram_.
+  void gram(const DeviceSide& side) {
+    const auto k = static_cast<int>(rank_);
+    const float one = 1.0f, zero = 0.0f;
+    backend_->resources().with_blas(stream(), [&](cublasHandle_t h) {
+      // Row-major n x stride is column-major stride x n (= Y^T): Y^T (Y^T)^T = Y^T Y.
+      SFAC_CUBLAS_TRY(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, k, k, static_cast<int>(side.n),
+                                  &one, side.factors.data(), static_cast<int>(stride_),
+                                  side.factors.data(), static_cast<int>(stride_), &zero,
+                                  gram_.data(), k));
+    });
+  }
+
+  // Every row of `self` with `other` fixed.
+  void solve(DeviceSide& self, DeviceSide& other) {
+    if (self.n == 0) return;
+    if (implicit_) gram(other);
+    const kernels::AlsHalfSweep s = half_sweep(self, other);
+    if (options_.solver == SFAC_SOLVER_CG) {
+      kernels::launch_als_conjugate_gradient(s, options_.cg_steps, stream());
+      return;
+    }
+    const int64_t batch = std::min(batch_, self.n);
+    DeviceBuffer<float> a(static_cast<size_t>(batch * d_ * d_), stream());
+    DeviceBuffer<float> b(static_cast<size_t>(batch * d_), stream());
+    for (int64_t first = 0; first < self.n; first += batch) {
+      const int64_t count = std::min(batch, self.n - first);
+      kernels::launch_als_normal_equations(s, first, count, a.data(), b.data(), stream());
+      kernels::launch_als_cholesky_solve(s, first, count, a.data(), b.data(), stream());
+    }
+  }
+
+  // The sum of the first `count` partials of `slot` (of `slots` per block), in block order.
+  std::vector<double> sum_partials(int slots) const {
+    const int blocks = kernels::als_objective_blocks();
+    std::vector<double> host(static_cast<size_t>(blocks * slots));
+    SFAC_CUDA_TRY(cudaMemcpyAsync(host.data(), partials_.data(), host.size() * sizeof(double),
+                                  cudaMemcpyDeviceToHost, stream()));
+    SFAC_CUDA_TRY(cudaStreamSynchronize(stream()));
+    std::vector<double> sums(static_cast<size_t>(slots), 0.0);
+    for (int b = 0; b < blocks; ++b) {
+      for (int s = 0; s < slots; ++s) sums[s] += host[b * slots + s];
+    }
+    return sums;
+  }
+
+  std::shared_ptr<CudaBackend> backend_;  // first: the buffers are freed on its stream
+  TrainOptions options_;
+  bool implicit_, biases_;
+  int64_t rank_, d_, stride_, nnz_;
+  float global_mean_ = 0.0f;
+  int64_t batch_ = 1;
+  DeviceBuffer<float> csr_values_, csc_values_;
+  DeviceSide users_, items_;
+  DeviceBuffer<float> gram_;
+  DeviceBuffer<double> partials_;
+  DeviceBuffer<int> flag_;
+  Model model_;
+};
+
+double CudaAlsTrainer::train_loss() {
+  DeviceGuard guard(backend_->device());
+  const kernels::AlsHalfSweep users = half_sweep(users_, items_);
+  kernels::launch_als_user_objective(users, partials_.data(), stream());
+  const std::vector<double> user_terms = sum_partials(2);
+  kernels::launch_als_side_regularization(half_sweep(items_, users_), partials_.data(), stream());
+  double data = user_terms[0];
+  const double reg = user_terms[1] + sum_partials(1)[0];
+  if (implicit_) {
+    gram(items_);
+    kernels::launch_als_all_cells(users_.factors.data(), users_.n, stride_, rank_, gram_.data(),
+                                  partials_.data(), stream());
+    data += sum_partials(1)[0];
+  }
+  return (data + reg) / static_cast<double>(std::max<int64_t>(nnz_, 1));
+}
+
+const Model& CudaAlsTrainer::model() {
+  DeviceGuard guard(backend_->device());
+  model_.algorithm = options_.algorithm;
+  model_.users = users_.n;
+  model_.items = items_.n;
+  model_.rank = rank_;
+  model_.has_biases = biases_;
+  model_.global_mean = global_mean_;
+  model_.lambda_user = options_.lambda_user;
+  model_.regularization = options_.regularization;
+  model_.implicit_alpha = implicit_ ? options_.implicit_alpha : 0.0;
+  for (auto [side, out, bias] :
+       {std::tuple(&users_, &model_.user_factors, &model_.user_bias),
+        std::tuple(&items_, &model_.item_factors, &model_.item_bias)}) {
+    out->resize(static_cast<size_t>(side->n * rank_));
+    if (side->n > 0 && rank_ > 0) {
+      SFAC_CUDA_TRY(cudaMemcpy2DAsync(out->data(), rank_ * sizeof(float), side->factors.data(),
+                                      stride_ * sizeof(float), rank_ * sizeof(float),
+                                      static_cast<size_t>(side->n), cudaMemcpyDeviceToHost,
+                                      stream()));
+    }
+    bias->resize(biases_ ? static_cast<size_t>(side->n) : 0);
+    if (biases_ && side->n > 0) {
+      SFAC_CUDA_TRY(cudaMemcpyAsync(bias->data(), side->bias.data(), side->n * sizeof(float),
+                                    cudaMemcpyDeviceToHost, stream()));
+    }
+  }
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream()));
+  return model_;
+}
+
+bool CudaAlsTrainer::factors_finite() {
+  DeviceGuard guard(backend_->device());
+  SFAC_CUDA_TRY(cudaMemsetAsync(flag_.data(), 0, sizeof(int), stream()));
+  for (const DeviceSide* side : {&users_, &items_}) {
+    kernels::launch_flag_non_finite(side->factors.data(), side->n, stride_, rank_,
+                                    biases_ ? side->bias.data() : nullptr, flag_.data(), stream());
+  }
+  int flag = 0;
+  SFAC_CUDA_TRY(
+      cudaMemcpyAsync(&flag, flag_.data(), sizeof(int), cudaMemcpyDeviceToHost, stream()));
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream()));
+  return flag == 0 && std::isfinite(global_mean_);
+}
+
+double CudaAlsTrainer::validation_rmse(const SparseMatrix& validation, int num_threads) {
+  const auto* v = dynamic_cast<const CudaSparseMatrix*>(&validation);
+  if (v == nullptr || v->backend().device() != backend_->device()) {
+    return Trainer::validation_rmse(validation, num_threads);
+  }
+  if (v->nnz() == 0) return 0.0;  // as evaluate() answers for no ratings
+  DeviceGuard guard(backend_->device());
+  ForeignOrder foreign(*backend_, {&v->backend()});
+  kernels::PredictionSides m{users_.factors.data(),
+                             items_.factors.data(),
+                             biases_ ? users_.bias.data() : nullptr,
+                             biases_ ? items_.bias.data() : nullptr,
+                             stride_,
+                             rank_,
+                             global_mean_};
+  kernels::launch_prediction_errors(m, v->pattern().offsets.data(), v->pattern().indices.data(),
+                                    v->values(), v->rows(), partials_.data(), stream());
+  return std::sqrt(sum_partials(2)[0] / static_cast<double>(v->nnz()));
+}
+
+}  // namespace
+
+std::unique_ptr<Trainer> make_als_trainer(CudaBackend& backend, const CudaSparseMatrix& ratings,
+                                          const TrainOptions& options, uint64_t seed) {
+  return std::make_unique<CudaAlsTrainer>(backend, ratings, options, seed);
+}
+
+}  // namespace sfac::cuda

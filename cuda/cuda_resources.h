@@ -1,0 +1,52 @@
+// What a CUDA context lends its algorithms beyond memory and streams: library handles (cuBLAS),
+// created on first use, bound to the stream of the call, with their workspace from the
+// library's device pool. One per context; calls on it are serialized.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <mutex>
+
+#include "core/error.h"
+#include "cuda/device_buffer.h"
+
+namespace sfac::cuda {
+
+// Failures of cuBLAS calls become sfac::Error: SFAC_ERR_OUT_OF_MEMORY for allocation
+// failures, SFAC_ERR_DEVICE otherwise, naming the call.
+[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file,
+                                     int line);
+
+#define SFAC_CUBLAS_TRY(call)                                                        \
+  do {                                                                               \
+    const cublasStatus_t sfac_cublas_status_ = (call);                               \
+    if (sfac_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                              \
+      ::sfac::cuda::throw_cublas_error(sfac_cublas_status_, #call, __FILE__, __LINE__); \
+    }                                                                                \
+  } while (0)
+
+class CudaResources {
+ public:
+  // `own_stream`: the context's own stream, on which the workspace is allocated and freed.
+  explicit CudaResources(cudaStream_t own_stream) : own_stream_(own_stream) {}
+  ~CudaResources();
+  CudaResources(const CudaResources&) = delete;
+  CudaResources& operator=(const CudaResources&) = delete;
+
+  // Runs f(handle) with the context's cuBLAS handle bound to `stream` (the caller's device must
+  // be current). The handle computes in plain fp32 (no TF32), so results match the CPU's.
+  void with_blas(cudaStream_t stream, const std::function<void(cublasHandle_t)>& f);
+
+ private:
+  cudaStream_t own_stream_;
+  std::mutex mutex_;
+  cublasHandle_t blas_ = nullptr;
+  DeviceBuffer<unsigned char> blas_workspace_;
+  // The workspace is one buffer: work on a new stream waits for the last stream's use of it.
+  cudaEvent_t blas_done_ = nullptr;
+  cudaStream_t blas_stream_ = nullptr;
+};
+
+}  // namespace sfac::cuda

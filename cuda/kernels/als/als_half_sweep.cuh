@@ -1,0 +1,65 @@
+// One ALS half-sweep as the kernels see it: the rows being solved (their ratings grouped by
+// row: CSR for users, CSC for items), the fixed side's factors, and how a rating becomes a weight
+// w and a target c in each row's regularized normal equations
+//   (G + sum_j w_j y_j y_j^T + reg I) x = sum_j c_j y_j
+// Explicit feedback: w = 1, c = r - (global mean + fixed bias) with biases, r without.
+// Implicit feedback (Hu, Koren, Volinsky): w = alpha r, c = 1 + alpha r where r > 0, else 0,
+// and G = Y^T Y of the fixed side (Gates et al.); explicit feedback has no G.
+#pragma once
+
+#include <cstdint>
+
+namespace sfac::cuda::kernels {
+
+struct AlsHalfSweep {
+  // The solved side's ratings, grouped by its rows.
+  const int64_t* offsets = nullptr;
+  const int32_t* others = nullptr;  // the fixed side's index of each rating
+  const float* values = nullptr;
+  int64_t rows = 0;
+
+  // Both sides store factors as n x stride row-major rows; with biases, column `rank` of every
+  // row holds the constant 1, so the fixed side's 1 multiplies the solved side's bias.
+  const float* fixed = nullptr;
+  const float* fixed_bias = nullptr;  // null without biases
+  float* solved = nullptr;
+  float* solved_bias = nullptr;  // null without biases
+  int64_t stride = 0;
+  int64_t rank = 0;
+  int64_t d = 0;  // unknowns per row: rank, plus the bias
+
+  bool implicit = false;
+  float alpha = 0.0f;
+  float global_mean = 0.0f;
+  const float* gram = nullptr;  // d x d (implicit), or null
+  double lambda = 0.0;
+  bool weighted = false;  // reg = lambda * (the row's rating count) instead of lambda
+};
+
+#ifdef __CUDACC__
+__device__ inline float als_regularization(const AlsHalfSweep& s, int64_t count) {
+  return static_cast<float>(s.weighted ? s.lambda * static_cast<double>(count) : s.lambda);
+}
+
+// The weight and target of rating `r` of the fixed side's row `other`.
+__device__ inline void als_weight_target(const AlsHalfSweep& s, float r, int32_t other, float* w,
+                                         float* c) {
+  if (s.implicit) {
+    *w = s.alpha * r;
+    *c = r > 0.0f ? 1.0f + s.alpha * r : 0.0f;
+  } else {
+    *w = 1.0f;
+    *c = s.fixed_bias ? r - (s.global_mean + s.fixed_bias[other]) : r;
+  }
+}
+
+// The solution of a row without ratings: zero (the regularized optimum; also for implicit
+// feedback, whose right-hand side is then zero).
+__device__ inline void als_zero_row(const AlsHalfSweep& s, int64_t row) {
+  float* x = s.solved + row * s.stride;
+  for (int64_t t = threadIdx.x; t < s.rank; t += blockDim.x) x[t] = 0.0f;
+  if (s.solved_bias && threadIdx.x == 0) s.solved_bias[row] = 0.0f;
+}
+#endif
+
+}  // namespace sfac::cuda::kernels

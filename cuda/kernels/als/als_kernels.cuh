@@ -1,0 +1,67 @@
+// Launchers of the ALS kernels (als_normal_equations.cu, als_cholesky.cu, als_cg.cu,
+// als_objective.cu). Every launcher checks its launch; none synchronizes.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/kernels/als/als_half_sweep.cuh"
+
+namespace sfac::cuda::kernels {
+
+// Rows [row_begin, row_begin + batch) of the half-sweep: a (batch x d x d, row-major, both
+// triangles) = G + sum_j w_j y_j y_j^T + reg I and b (batch x d) = sum_j c_j y_j.
+void launch_als_normal_equations(const AlsHalfSweep& s, int64_t row_begin, int64_t batch,
+                                 float* a, float* b, cudaStream_t stream);
+
+// Solves the systems that launch_als_normal_equations wrote, by Cholesky, into the solved
+// side's rows (and biases). A system that is not positive definite (no regularization and fewer
+// ratings than unknowns) is solved again with its diagonal raised by 1e-6 of its mean (as the
+// CPU trainer does); if that fails too, the row becomes zero. Rows without ratings become zero.
+// `a` is overwritten.
+void launch_als_cholesky_solve(const AlsHalfSweep& s, int64_t row_begin, int64_t batch, float* a,
+                               const float* b, cudaStream_t stream);
+
+// cg_steps of conjugate gradient on every row, from the row's current value (warm start),
+// never forming the matrices.
+void launch_als_conjugate_gradient(const AlsHalfSweep& s, int64_t cg_steps, cudaStream_t stream);
+
+// The largest d the Cholesky and CG kernels take.
+constexpr int64_t kAlsMaxUnknowns = 2048;
+
+// ---- Objective and checks (fp64 partial sums, one per block, summed on the host in order) ----
+
+// Per block: [data, reg] over the users (rows of `users`), where data sums, over each user's
+// ratings, (r - prediction)^2 for explicit feedback and c (p - x.y)^2 - (x.y)^2 for implicit
+// (the correction to the all-cells term below), and reg sums reg(count) |x|^2 (+ bias^2).
+// `users` is the user half-sweep (solved = user factors, fixed = item factors).
+int als_objective_blocks();
+void launch_als_user_objective(const AlsHalfSweep& users, double* partials, cudaStream_t stream);
+// Per block: reg(count) |y|^2 (+ bias^2) over the items; `items` is the item half-sweep.
+void launch_als_side_regularization(const AlsHalfSweep& items, double* partials,
+                                    cudaStream_t stream);
+// Per block: sum_u x_u^T G x_u with G = Y^T Y of the items (rank x rank), for implicit feedback.
+void launch_als_all_cells(const float* user_factors, int64_t users, int64_t stride, int64_t rank,
+                          const float* gram, double* partials, cudaStream_t stream);
+
+// Per block: [squared error, absolute error] of the predictions x_u.y_i (+ mean + biases) on
+// the nonzeros of a CSR matrix.
+struct PredictionSides {
+  const float* user_factors;
+  const float* item_factors;
+  const float* user_bias;  // null without biases
+  const float* item_bias;
+  int64_t stride, rank;
+  float global_mean;
+};
+void launch_prediction_errors(const PredictionSides& model, const int64_t* offsets,
+                              const int32_t* cols, const float* values, int64_t rows,
+                              double* partials, cudaStream_t stream);
+
+// *flag = 1 when any of the first `cols` entries of the n rows (of `stride`) or any of the
+// n biases (may be null) is not finite; *flag is not cleared.
+void launch_flag_non_finite(const float* factors, int64_t n, int64_t stride, int64_t cols,
+                            const float* bias, int* flag, cudaStream_t stream);
+
+}  // namespace sfac::cuda::kernels

@@ -1,0 +1,225 @@
+// The CUDA ALS trainer against the CPU trainer from the same seed: one epoch gives the same
+// factors and objective (explicit and implicit feedback, Cholesky and CG, ranks from 1 up to
+// the ones whose systems no longer fit shared memory). Skipped without a device; convergence on
+// planted data is held to the CPU's assertions by the backend-parameterized tests of
+// test_train.cpp.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sfac_test.h"
+
+using namespace sfac_test;
+
+namespace {
+
+struct OptionsDeleter {
+  void operator()(sfac_train_options* p) const { sfac_train_options_destroy(p); }
+};
+struct ModelDeleter {
+  void operator()(sfac_model* p) const { sfac_model_destroy(p); }
+};
+using Options = std::unique_ptr<sfac_train_options, OptionsDeleter>;
+using Model = std::unique_ptr<sfac_model, ModelDeleter>;
+
+struct Case {
+  sfac_algorithm algorithm;
+  sfac_solver solver;
+  int64_t rank;
+  bool biases;
+  sfac_regularization regularization;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  std::string name = c.algorithm == SFAC_ALGO_IALS ? "Implicit" : "Explicit";
+  name += c.solver == SFAC_SOLVER_CG ? "Cg" : "Cholesky";
+  name += "Rank" + std::to_string(c.rank);
+  if (c.biases) name += "Biases";
+  if (c.regularization == SFAC_REG_WEIGHTED) name += "Weighted";
+  return name;
+}
+
+// Ratings with power-law user activity, a user and an item without ratings, and one user who
+// rated every item: explicit values around 3.5, implicit counts from 0 to 20.
+Triplets ratings(bool implicit, uint64_t seed) {
+  Triplets t{700, 400, {}, {}, {}};
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<char> seen(static_cast<size_t>(t.rows * t.cols), 0);
+  auto add = [&](int32_t r, int32_t c) {
+    if (r == 5 || c == 7 || seen[size_t(r) * t.cols + c]++) return;
+    t.r.push_back(r);
+    t.c.push_back(c);
+    t.v.push_back(implicit ? std::floor(20.0 * std::pow(u(g), 3.0))
+                           : static_cast<float>(3.5 + std::normal_distribution<double>()(g)));
+  };
+  for (int n = 0; n < 25000; ++n) {
+    add(static_cast<int32_t>(t.rows * std::pow(u(g), 2.0)), static_cast<int32_t>(t.cols * u(g)));
+  }
+  for (int32_t c = 0; c < t.cols; ++c) add(1, c);
+  return t;
+}
+
+Options options_for(const Case& c, int iterations) {
+  sfac_train_options* raw = nullptr;
+  EXPECT_EQ(sfac_train_options_create(c.algorithm, &raw), SFAC_OK) << sfac_last_error();
+  Options o(raw);
+  EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_RANK, c.rank), SFAC_OK);
+  EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_ITERATIONS, iterations), SFAC_OK);
+  EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_ALS_SOLVER, c.solver), SFAC_OK);
+  EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_ALS_REGULARIZATION, c.regularization),
+            SFAC_OK);
+  // Plain lambda at its default leaves the systems of rows with fewer ratings than unknowns
+  // so ill-conditioned that fp32 solves on two devices differ beyond the tolerance.
+  if (c.regularization == SFAC_REG_PLAIN) {
+    EXPECT_EQ(sfac_train_options_set_double(raw, SFAC_OPT_LAMBDA, 1.0), SFAC_OK);
+  }
+  if (c.algorithm == SFAC_ALGO_ALS) {
+    EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_USE_BIASES, c.biases), SFAC_OK);
+  } else {
+    EXPECT_EQ(sfac_train_options_set_double(raw, SFAC_OPT_IMPLICIT_ALPHA, 2.0), SFAC_OK);
+  }
+  return o;
+}
+
+struct Trained {
+  std::vector<float> users, items, user_bias, item_bias;
+  double loss = 0.0;
+};
+
+Trained train_once(sfac_backend backend, const Triplets& data, const Case& c) {
+  Trained out;
+  Context ctx = make_context(backend, 0, 2024);
+  if (!ctx) return out;
+  Sparse r = create_sparse(ctx.get(), data);
+  Options o = options_for(c, 1);
+  sfac_trainer* raw = nullptr;
+  EXPECT_EQ(sfac_trainer_create(ctx.get(), r.get(), o.get(), &raw), SFAC_OK) << sfac_last_error();
+  if (!raw) return out;
+  int done = 0;
+  EXPECT_EQ(sfac_trainer_run(raw, 1, &done), SFAC_OK) << sfac_last_error();
+  EXPECT_EQ(sfac_trainer_get_loss(raw, &out.loss), SFAC_OK) << sfac_last_error();
+  sfac_model* m = nullptr;
+  EXPECT_EQ(sfac_trainer_get_model(raw, &m), SFAC_OK) << sfac_last_error();
+  sfac_trainer_destroy(raw);
+  Model model(m);
+  if (!model) return out;
+  out.users.resize(static_cast<size_t>(data.rows * c.rank));
+  out.items.resize(static_cast<size_t>(data.cols * c.rank));
+  EXPECT_EQ(sfac_model_get_user_factors(m, out.users.data()), SFAC_OK);
+  EXPECT_EQ(sfac_model_get_item_factors(m, out.items.data()), SFAC_OK);
+  int has = 0;
+  float mean = 0.0f;
+  out.user_bias.resize(static_cast<size_t>(data.rows));
+  out.item_bias.resize(static_cast<size_t>(data.cols));
+  EXPECT_EQ(sfac_model_get_biases(m, &has, &mean, out.user_bias.data(), out.item_bias.data()),
+            SFAC_OK);
+  if (!has) out.user_bias.clear(), out.item_bias.clear();
+  return out;
+}
+
+// |got - want| / |want| in the Frobenius norm.
+double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+  double diff = 0.0, norm = 0.0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    norm += double(want[i]) * want[i];
+  }
+  return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+class CudaAls : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    const std::string missing = backend_missing(SFAC_BACKEND_CUDA);
+    if (!missing.empty()) GTEST_SKIP() << missing;
+  }
+};
+
+TEST_P(CudaAls, OneEpochGivesTheCpuTrainersFactors) {
+  const Case& c = GetParam();
+  const Triplets data = ratings(c.algorithm == SFAC_ALGO_IALS, test_seed());
+  const Trained cpu = train_once(SFAC_BACKEND_CPU, data, c);
+  const Trained gpu = train_once(SFAC_BACKEND_CUDA, data, c);
+  ASSERT_EQ(gpu.users.size(), cpu.users.size());
+  ASSERT_EQ(gpu.items.size(), cpu.items.size());
+  EXPECT_LT(relative_error(gpu.users, cpu.users), 1e-4);
+  EXPECT_LT(relative_error(gpu.items, cpu.items), 1e-4);
+  ASSERT_EQ(gpu.user_bias.size(), cpu.user_bias.size());
+  if (c.biases) {
+    EXPECT_LT(relative_error(gpu.user_bias, cpu.user_bias), 1e-4);
+    EXPECT_LT(relative_error(gpu.item_bias, cpu.item_bias), 1e-4);
+  }
+  EXPECT_NEAR(gpu.loss / cpu.loss, 1.0, 1e-4) << "gpu " << gpu.loss << " cpu " << cpu.loss;
+  // The user and item without ratings.
+  for (int64_t t = 0; t < c.rank; ++t) {
+    EXPECT_EQ(gpu.users[5 * c.rank + t], 0.0f);
+    EXPECT_EQ(gpu.items[7 * c.rank + t], 0.0f);
+  }
+}
+
+constexpr sfac_algorithm kAls = SFAC_ALGO_ALS, kIals = SFAC_ALGO_IALS;
+constexpr sfac_solver kChol = SFAC_SOLVER_CHOLESKY, kCg = SFAC_SOLVER_CG;
+constexpr sfac_regularization kPlain = SFAC_REG_PLAIN, kWeighted = SFAC_REG_WEIGHTED;
+
+INSTANTIATE_TEST_SUITE_P(
+    Ranks, CudaAls,
+    ::testing::Values(Case{kAls, kChol, 1, false, kWeighted}, Case{kAls, kChol, 3, true, kPlain},
+                      Case{kAls, kChol, 8, false, kPlain}, Case{kAls, kChol, 16, true, kWeighted},
+                      Case{kAls, kChol, 32, false, kWeighted},
+                      Case{kAls, kChol, 33, true, kWeighted},
+                      Case{kAls, kChol, 64, false, kPlain}, Case{kAls, kChol, 100, true, kWeighted},
+                      Case{kAls, kChol, 128, false, kWeighted},
+                      Case{kAls, kChol, 200, false, kWeighted},
+                      Case{kAls, kChol, 300, true, kWeighted}, Case{kAls, kCg, 8, true, kWeighted},
+                      Case{kAls, kCg, 100, false, kPlain}, Case{kAls, kCg, 256, false, kWeighted},
+                      Case{kIals, kChol, 8, false, kPlain}, Case{kIals, kChol, 64, false, kPlain},
+                      Case{kIals, kChol, 128, false, kWeighted},
+                      Case{kIals, kChol, 256, false, kPlain}, Case{kIals, kCg, 16, false, kPlain},
+                      Case{kIals, kCg, 100, false, kPlain}),
+    case_name);
+
+class CudaAlsLimits : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string missing = backend_missing(SFAC_BACKEND_CUDA);
+    if (!missing.empty()) GTEST_SKIP() << missing;
+  }
+};
+
+// No regularization and rows with fewer ratings than unknowns: singular systems take the
+// raised-diagonal retry (or become zero) instead of poisoning the model.
+TEST_F(CudaAlsLimits, SingularSystemsStayFinite) {
+  const Triplets data = ratings(false, test_seed());
+  Context ctx = make_context(SFAC_BACKEND_CUDA, 0, 1);
+  Sparse r = create_sparse(ctx.get(), data);
+  Options o = options_for(Case{kAls, kChol, 48, false, kPlain}, 3);
+  SFAC_ASSERT_OK(sfac_train_options_set_double(o.get(), SFAC_OPT_LAMBDA, 0.0));
+  sfac_model* m = nullptr;
+  SFAC_ASSERT_OK(sfac_train(ctx.get(), r.get(), o.get(), &m));
+  Model model(m);
+  std::vector<float> u(static_cast<size_t>(data.rows * 48));
+  SFAC_ASSERT_OK(sfac_model_get_user_factors(m, u.data()));
+  for (float x : u) ASSERT_TRUE(std::isfinite(x));
+}
+
+TEST_F(CudaAlsLimits, RanksAboveTheSupportedOnesAreRejectedWithTheLimit) {
+  const Triplets data = ratings(false, 1);
+  Context ctx = make_context(SFAC_BACKEND_CUDA, 0, 1);
+  Sparse r = create_sparse(ctx.get(), data);
+  Options o = options_for(Case{kAls, kChol, 4096, false, kPlain}, 1);
+  sfac_model* m = nullptr;
+  SFAC_EXPECT_ERROR(SFAC_ERR_UNSUPPORTED, "train on a CPU context",
+                    sfac_train(ctx.get(), r.get(), o.get(), &m));
+  EXPECT_EQ(m, nullptr);
+  // The context is still usable.
+  Options ok = options_for(Case{kAls, kChol, 4, false, kPlain}, 1);
+  SFAC_ASSERT_OK(sfac_train(ctx.get(), r.get(), ok.get(), &m));
+  sfac_model_destroy(m);
+}
+
+}  // namespace
