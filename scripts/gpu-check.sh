@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU check, run on the device machine (no internet, no Debian dev packages there): the test
-# binary and libsparsefac are built here with CUDA and carried in .carry/ together with the
-# runtime libraries they need:
-#   scripts/gpu-check.sh prepare     # on the dev machine: build-cuda/ -> .carry/
+# binary and libsparsefac are built here with CUDA and carried in .carry/bundle.tar.xz together
+# with the runtime libraries they need (compressed: the device tool carries at most 64 MiB):
+#   scripts/gpu-check.sh prepare     # on the dev machine: build-cuda/ (or $SFAC_BUILD_DIR) -> .carry/
 #   scripts/gpu-check.sh run         # on the device: GPU tests, compute-sanitizer, the Python
 #                                    # package's tests against the CUDA library, summary
 # The Python extension is compiled there (its Python differs from this machine's), from the
@@ -11,17 +11,19 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 prepare() {
-  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPARSEFAC_CUDA=ON \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DSPARSEFAC_BINDINGS=OFF && cmake --build build-cuda --parallel 2 || exit 1
+  local b=${SFAC_BUILD_DIR:-build-cuda}
+  cmake -S . -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPARSEFAC_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DSPARSEFAC_BINDINGS=OFF && cmake --build "$b" --parallel 2 || exit 1
   rm -rf .carry && mkdir -p .carry/lib .carry/bin
   for lib in liblapacke.so.3 libopenblas.so.0 libblas.so.3 liblapack.so.3 libtmglib.so.3 \
     libgfortran.so.5 libquadmath.so.0 libgomp.so.1; do
     cp -L "/lib/x86_64-linux-gnu/$lib" .carry/lib/
   done
-  cp -L build-cuda/libsparsefac.so.0 .carry/lib/
-  cp build-cuda/tests/sparsefac_tests .carry/bin/
-  cp build-cuda/bench/bench_sddmm_cuda build-cuda/bench/bench_reorder_cuda \
-    build-cuda/bench/bench_sddmm_mma_band .carry/bin/
+  cp -L "$b"/libsparsefac.so.0 .carry/lib/
+  cp "$b"/tests/sparsefac_tests .carry/bin/
+  cp "$b"/bench/bench_sddmm_cuda "$b"/bench/bench_reorder_cuda "$b"/bench/bench_sddmm_mma_band \
+    "$b"/bench/bench_als .carry/bin/
+  (cd .carry && tar -cf - lib bin | xz -T2 -6 >bundle.tar.xz && rm -rf lib bin) || exit 1
   mkdir -p .carry/py/sparsefac
   cp bindings/python/sparsefac/*.py .carry/py/sparsefac/
   swig -python -threads -DSWIGWORDSIZE64 -interface _core -Ibindings/swig -Iinclude \
@@ -33,17 +35,20 @@ prepare() {
 run() {
   local out=${OUT:-/tmp/gpu-check}
   mkdir -p "$out"
+  [[ -d .carry/lib ]] || tar -xJf .carry/bundle.tar.xz -C .carry || return 1
   export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
   local tests=.carry/bin/sparsefac_tests
-  "$tests" --gtest_filter='Cuda*:Context*:Sddmm*:Reorder*:-SddmmCpu.NonzerosPast*' >"$out/gtest.log" 2>&1
+  "$tests" --gtest_filter='Cuda*:*CudaAls*:Backends/Train.*/Cuda:Context*:Sddmm*:Reorder*:-SddmmCpu.NonzerosPast*' >"$out/gtest.log" 2>&1
   local gtest_rc=$?
   grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$out/gtest.log" | tail -40
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$tests" \
-    --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*' >"$out/memcheck.log" 2>&1
+    --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*:*CudaAls.*Rank8*:*CudaAls.*Rank33*:*CudaAls.*Rank300*:*CudaAls.*CgRank100*:CudaAlsLimits.*' \
+    >"$out/memcheck.log" 2>&1
   local memcheck_rc=$?
   compute-sanitizer --tool racecheck --error-exitcode 9 "$tests" \
-    --gtest_filter='Cuda.SddmmInPlace*:Cuda.SparseAndDense*:Cuda.SddmmTiled*:Cuda.SddmmDense*:Cuda.SddmmCellsOnACluster*:Cuda.SddmmCorner*' >"$out/racecheck.log" 2>&1
+    --gtest_filter='Cuda.SddmmInPlace*:Cuda.SparseAndDense*:Cuda.SddmmTiled*:Cuda.SddmmDense*:Cuda.SddmmCellsOnACluster*:Cuda.SddmmCorner*:*CudaAls.*Rank3Biases*:*CudaAls.*CholeskyRank64*:*CudaAls.*CgRank16*' \
+    >"$out/racecheck.log" 2>&1
   local racecheck_rc=$?
   tail -n 3 "$out/memcheck.log" "$out/racecheck.log"
   python_tests "$out"
