@@ -31,7 +31,42 @@ struct DeviceSide {
   const int32_t* others = nullptr;
   const float* values = nullptr;
   double lambda = 0.0;
+  // The ratings cut into segments (AlsHalfSweep::segment_begin), on the device, and each
+  // row's first segment on the host too, to cut the rows into batches.
+  DeviceBuffer<int64_t> segment_begin, first_segment;
+  DeviceBuffer<int32_t> segment_row;
+  std::vector<int64_t> host_first_segment;
 };
+
+// Cuts each row's ratings into segments of at most kAlsSegment (one, empty, for a row without
+// ratings); `offsets` is on the device.
+void build_segments(DeviceSide& side, const int64_t* offsets, cudaStream_t stream) {
+  std::vector<int64_t> off(static_cast<size_t>(side.n) + 1);
+  SFAC_CUDA_TRY(cudaMemcpyAsync(off.data(), offsets, off.size() * sizeof(int64_t),
+                                cudaMemcpyDeviceToHost, stream));
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+  std::vector<int64_t> begin;
+  std::vector<int32_t> row_of;
+  side.host_first_segment.resize(off.size());
+  for (int64_t r = 0; r < side.n; ++r) {
+    side.host_first_segment[r] = static_cast<int64_t>(begin.size());
+    int64_t e = off[r];
+    do {
+      begin.push_back(e);
+      row_of.push_back(static_cast<int32_t>(r));
+      e += kernels::kAlsSegment;
+    } while (e < off[r + 1]);
+  }
+  side.host_first_segment[side.n] = static_cast<int64_t>(begin.size());
+  begin.push_back(off[side.n]);
+  side.segment_begin = DeviceBuffer<int64_t>(begin.size(), stream);
+  side.segment_begin.upload(begin.data(), begin.size());
+  side.segment_row = DeviceBuffer<int32_t>(row_of.size(), stream);
+  side.segment_row.upload(row_of.data(), row_of.size());
+  side.first_segment = DeviceBuffer<int64_t>(side.host_first_segment.size(), stream);
+  side.first_segment.upload(side.host_first_segment.data(), side.host_first_segment.size());
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // the host vectors die at return
+}
 
 class CudaAlsTrainer final : public Trainer {
  public:
@@ -50,6 +85,7 @@ class CudaAlsTrainer final : public Trainer {
                  kernels::kAlsMaxUnknowns - (biases_ ? 1 : 0),
                  "); train on a CPU context for larger ranks");
     DeviceGuard guard(backend_->device());
+    check_memory_limit(ratings);
     OwnStreamWork order(*backend_);  // buffers live on the own stream
     ForeignOrder foreign(*backend_, {&ratings.backend()});
     const cudaStream_t own = backend_->own_stream();
@@ -84,6 +120,8 @@ class CudaAlsTrainer final : public Trainer {
     items_.others = csc.indices.data();
     items_.values = csc_values_.data();
     items_.lambda = options.lambda_item;
+    build_segments(users_, users_.offsets, own);
+    build_segments(items_, items_.offsets, own);
     std::vector<float> host;
     for (auto [side, which] : {std::pair(&users_, FactorSide::users),
                                std::pair(&items_, FactorSide::items)}) {
@@ -107,7 +145,7 @@ class CudaAlsTrainer final : public Trainer {
     if (implicit_) gram_ = DeviceBuffer<float>(static_cast<size_t>(d_ * d_), own);
     partials_ = DeviceBuffer<double>(2 * static_cast<size_t>(kernels::als_objective_blocks()), own);
     flag_ = DeviceBuffer<int>(1, own);
-    plan_batch();
+    plan_batch(ratings);
   }
 
   ~CudaAlsTrainer() override { backend_->own_waits_for_current_noexcept(); }
@@ -133,6 +171,9 @@ class CudaAlsTrainer final : public Trainer {
     s.others = self.others;
     s.values = self.values;
     s.rows = self.n;
+    s.segment_begin = self.segment_begin.data();
+    s.segment_row = self.segment_row.data();
+    s.first_segment = self.first_segment.data();
     s.fixed = other.factors.data();
     s.fixed_bias = biases_ ? other.bias.data() : nullptr;
     s.solved = self.factors.data();
@@ -149,16 +190,60 @@ class CudaAlsTrainer final : public Trainer {
     return s;
   }
 
-  // Systems per batch of the Cholesky path, from the memory free when training starts.
-  void plan_batch() {
+  int64_t system_bytes() const { return (d_ * d_ + d_) * int64_t{sizeof(float)}; }
+
+  // What the trainer holds besides the batch's systems (an upper bound: the segments are
+  // counted as if every row's last segment were partial).
+  int64_t data_bytes(const SparseMatrix& ratings) const {
+    const int64_t rows = ratings.rows() + ratings.cols();
+    const int64_t segments = rows + 2 * ratings.nnz() / kernels::kAlsSegment + 2;
+    const int64_t factors = rows * (stride_ + (biases_ ? 1 : 0));
+    return int64_t{sizeof(float)} * (2 * ratings.nnz() + factors + d_ * d_) +
+           segments * int64_t{sizeof(int64_t) + sizeof(int32_t)} +
+           (rows + 2) * int64_t{sizeof(int64_t)} +
+           2 * kernels::als_objective_blocks() * int64_t{sizeof(double)};
+  }
+
+  // A device memory limit (SFAC_OPT_DEVICE_MEMORY_LIMIT) below the data plus one system.
+  void check_memory_limit(const SparseMatrix& ratings) const {
+    const int64_t limit = options_.device_memory_limit;
+    const int64_t needed = data_bytes(ratings) +
+                           (options_.solver == SFAC_SOLVER_CHOLESKY ? system_bytes() : 0);
+    SFAC_REQUIRE(limit == 0 || limit >= needed, SFAC_ERR_OUT_OF_MEMORY,
+                 "the device memory limit of ", limit, " bytes is below the ", needed,
+                 " bytes this ALS trainer needs at least (ratings, factors and one system of ",
+                 d_, " unknowns)");
+  }
+
+  // Systems (segments) per batch of the Cholesky path: within the memory limit, or a share of
+  // the memory free when training starts.
+  void plan_batch(const SparseMatrix& ratings) {
     if (options_.solver != SFAC_SOLVER_CHOLESKY) return;
-    size_t free_bytes = 0, total_bytes = 0;
-    SFAC_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const auto per_system = static_cast<double>((d_ * d_ + d_) * int64_t{sizeof(float)});
-    const auto fit = static_cast<int64_t>(kSystemMemoryShare * static_cast<double>(free_bytes) /
-                                          per_system);
-    const int64_t rows = std::max<int64_t>({users_.n, items_.n, 1});
-    batch_ = std::clamp<int64_t>(fit, 1, std::min(rows, kMaxBatch));
+    const auto per_system = static_cast<double>(system_bytes());
+    int64_t fit = 0;
+    if (options_.device_memory_limit > 0) {
+      fit = static_cast<int64_t>(
+          static_cast<double>(options_.device_memory_limit - data_bytes(ratings)) / per_system);
+    } else {
+      size_t free_bytes = 0, total_bytes = 0;
+      SFAC_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+      fit = static_cast<int64_t>(kSystemMemoryShare * static_cast<double>(free_bytes) /
+                                 per_system);
+    }
+    const int64_t segments = std::max<int64_t>(
+        {users_.host_first_segment.back(), items_.host_first_segment.back(), 1});
+    // A row's segments stay in one batch: room for the longest row's.
+    int64_t longest = 1;
+    for (const DeviceSide* side : {&users_, &items_}) {
+      for (int64_t r = 0; r < side->n; ++r) {
+        longest = std::max(longest, side->host_first_segment[r + 1] - side->host_first_segment[r]);
+      }
+    }
+    SFAC_REQUIRE(options_.device_memory_limit == 0 || fit >= longest, SFAC_ERR_OUT_OF_MEMORY,
+                 "the device memory limit of ", options_.device_memory_limit,
+                 " bytes leaves room for ", fit, " systems of ", d_,
+                 " unknowns, but the longest row needs ", longest);
+    batch_ = std::max(longest, std::clamp<int64_t>(fit, 1, std::min(segments, kMaxBatch)));
   }
 
   // Y^T Y of `side`'s factors (rank x rank, both triangles) into gram_.
@@ -183,13 +268,21 @@ class CudaAlsTrainer final : public Trainer {
       kernels::launch_als_conjugate_gradient(s, options_.cg_steps, stream());
       return;
     }
-    const int64_t batch = std::min(batch_, self.n);
-    DeviceBuffer<float> a(static_cast<size_t>(batch * d_ * d_), stream());
-    DeviceBuffer<float> b(static_cast<size_t>(batch * d_), stream());
-    for (int64_t first = 0; first < self.n; first += batch) {
-      const int64_t count = std::min(batch, self.n - first);
-      kernels::launch_als_normal_equations(s, first, count, a.data(), b.data(), stream());
-      kernels::launch_als_cholesky_solve(s, first, count, a.data(), b.data(), stream());
+    const int64_t slots = std::min(batch_, self.host_first_segment.back());
+    DeviceBuffer<float> a(static_cast<size_t>(slots * d_ * d_), stream());
+    DeviceBuffer<float> b(static_cast<size_t>(slots * d_), stream());
+    const std::vector<int64_t>& first = self.host_first_segment;
+    kernels::AlsBatch batch;
+    while (batch.row_begin < self.n) {
+      // As many whole rows as fit the slots.
+      batch.segment_base = first[batch.row_begin];
+      batch.row_end = std::upper_bound(first.begin() + batch.row_begin + 1, first.end(),
+                                       batch.segment_base + slots) -
+                      first.begin() - 1;
+      batch.segments = first[batch.row_end] - batch.segment_base;
+      kernels::launch_als_normal_equations(s, batch, a.data(), b.data(), stream());
+      kernels::launch_als_cholesky_solve(s, batch, a.data(), b.data(), stream());
+      batch.row_begin = batch.row_end;
     }
   }
 

@@ -1,6 +1,6 @@
 // The CUDA ALS trainer against the CPU trainer from the same seed: one epoch gives the same
 // factors and objective (explicit and implicit feedback, Cholesky and CG, ranks from 1 up to
-// the ones whose systems no longer fit shared memory). Skipped without a device; convergence on
+// the ones whose systems no longer fit shared memory: 400). Skipped without a device; convergence on
 // planted data is held to the CPU's assertions by the backend-parameterized tests of
 // test_train.cpp.
 #include <algorithm>
@@ -91,12 +91,15 @@ struct Trained {
   double loss = 0.0;
 };
 
-Trained train_once(sfac_backend backend, const Triplets& data, const Case& c) {
+Trained train_once(sfac_backend backend, const Triplets& data, const Case& c,
+                   int64_t memory_limit = 0) {
   Trained out;
   Context ctx = make_context(backend, 0, 2024);
   if (!ctx) return out;
   Sparse r = create_sparse(ctx.get(), data);
   Options o = options_for(c, 1);
+  EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_DEVICE_MEMORY_LIMIT, memory_limit),
+            SFAC_OK);
   sfac_trainer* raw = nullptr;
   EXPECT_EQ(sfac_trainer_create(ctx.get(), r.get(), o.get(), &raw), SFAC_OK) << sfac_last_error();
   if (!raw) return out;
@@ -175,7 +178,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{kAls, kChol, 64, false, kPlain}, Case{kAls, kChol, 100, true, kWeighted},
                       Case{kAls, kChol, 128, false, kWeighted},
                       Case{kAls, kChol, 200, false, kWeighted},
-                      Case{kAls, kChol, 300, true, kWeighted}, Case{kAls, kCg, 8, true, kWeighted},
+                      Case{kAls, kChol, 300, true, kWeighted},
+                      Case{kAls, kChol, 400, true, kWeighted}, Case{kAls, kCg, 8, true, kWeighted},
                       Case{kAls, kCg, 100, false, kPlain}, Case{kAls, kCg, 256, false, kWeighted},
                       Case{kIals, kChol, 8, false, kPlain}, Case{kIals, kChol, 64, false, kPlain},
                       Case{kIals, kChol, 128, false, kWeighted},
@@ -205,6 +209,49 @@ TEST_F(CudaAlsLimits, SingularSystemsStayFinite) {
   std::vector<float> u(static_cast<size_t>(data.rows * 48));
   SFAC_ASSERT_OK(sfac_model_get_user_factors(m, u.data()));
   for (float x : u) ASSERT_TRUE(std::isfinite(x));
+}
+
+// Items with thousands of ratings (rows of several segments, added up in order) and a memory
+// limit that leaves room for a few dozen systems of 200 unknowns (many batches per half-sweep).
+TEST_F(CudaAlsLimits, LongRowsAndSmallBatchesGiveTheCpuTrainersFactors) {
+  Triplets data{3000, 60, {}, {}, {}};
+  std::mt19937_64 g(test_seed());
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int32_t r = 0; r < data.rows; ++r) {
+    for (int32_t c = 0; c < data.cols; ++c) {
+      if (u(g) < 0.85) {
+        data.r.push_back(r);
+        data.c.push_back(c);
+        data.v.push_back(static_cast<float>(1.0 + 4.0 * u(g)));
+      }
+    }
+  }
+  const Case c{kAls, kChol, 200, true, kWeighted};
+  const int64_t system = (201 * 201 + 201) * 4;
+  // The trainer's data here is about 4 MB (values twice, factors, segments).
+  const int64_t limit = (int64_t{8} << 20) + 30 * system;
+  const Trained cpu = train_once(SFAC_BACKEND_CPU, data, c);
+  const Trained gpu = train_once(SFAC_BACKEND_CUDA, data, c, limit);
+  ASSERT_EQ(gpu.items.size(), cpu.items.size());
+  EXPECT_LT(relative_error(gpu.users, cpu.users), 1e-4);
+  EXPECT_LT(relative_error(gpu.items, cpu.items), 1e-4);
+  EXPECT_LT(relative_error(gpu.item_bias, cpu.item_bias), 1e-4);
+}
+
+TEST_F(CudaAlsLimits, AMemoryLimitBelowTheDataIsOutOfMemoryAndTheContextStaysUsable) {
+  const Triplets data = ratings(false, 3);
+  Context ctx = make_context(SFAC_BACKEND_CUDA, 0, 1);
+  Sparse r = create_sparse(ctx.get(), data);
+  Options o = options_for(Case{kAls, kChol, 16, false, kPlain}, 1);
+  SFAC_ASSERT_OK(sfac_train_options_set_int(o.get(), SFAC_OPT_DEVICE_MEMORY_LIMIT, 100000));
+  sfac_trainer* t = nullptr;
+  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_MEMORY, "device memory limit of 100000 bytes",
+                    sfac_trainer_create(ctx.get(), r.get(), o.get(), &t));
+  EXPECT_EQ(t, nullptr);
+  SFAC_ASSERT_OK(sfac_train_options_set_int(o.get(), SFAC_OPT_DEVICE_MEMORY_LIMIT, 0));
+  sfac_model* m = nullptr;
+  SFAC_ASSERT_OK(sfac_train(ctx.get(), r.get(), o.get(), &m));
+  sfac_model_destroy(m);
 }
 
 TEST_F(CudaAlsLimits, RanksAboveTheSupportedOnesAreRejectedWithTheLimit) {

@@ -464,7 +464,7 @@ TEST(Cuda, UnsupportedRequestsSaySo) {
   const Pattern p{3, 2, {0, 2}, {1, 0}, {2.0f, 3.0f}};
   Sparse s = create_sparse(ctx.get(), p);
   sfac_train_options* opts = nullptr;
-  SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_ALS, &opts));
+  SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_SGD, &opts));  // ALS trains on CUDA
   sfac_model* model = nullptr;
   SFAC_EXPECT_ERROR(SFAC_ERR_UNSUPPORTED, "CUDA backend",
                     sfac_train(ctx.get(), s.get(), opts, &model));

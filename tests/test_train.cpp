@@ -388,6 +388,14 @@ TEST(TrainOptions, DefaultsDependOnTheAlgorithmAndRoundTrip) {
   EXPECT_EQ(lambda, 0.5);
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "differ",
                     sfac_train_options_get_double(als.get(), SFAC_OPT_LAMBDA, &lambda));
+  int64_t limit = -1;
+  SFAC_ASSERT_OK(sfac_train_options_get_int(als.get(), SFAC_OPT_DEVICE_MEMORY_LIMIT, &limit));
+  EXPECT_EQ(limit, 0);
+  SFAC_ASSERT_OK(sfac_train_options_set_int(als.get(), SFAC_OPT_DEVICE_MEMORY_LIMIT, 1 << 30));
+  SFAC_ASSERT_OK(sfac_train_options_get_int(als.get(), SFAC_OPT_DEVICE_MEMORY_LIMIT, &limit));
+  EXPECT_EQ(limit, 1 << 30);
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "out of range",
+                    sfac_train_options_set_int(als.get(), SFAC_OPT_DEVICE_MEMORY_LIMIT, -1));
 }
 
 TEST(TrainOptions, BadValuesAreRejectedAndLeaveTheOptionUnchanged) {

@@ -359,6 +359,11 @@ typedef enum sfac_option {
                                  Default 0.1 (ALS, IALS), 1 (SGD) */
   SFAC_OPT_DETERMINISTIC = 8, /* int 0/1; bit-reproducible results for a fixed seed and thread
                                  count (SGD then runs conflict-free blocks). Default 0 */
+  SFAC_OPT_DEVICE_MEMORY_LIMIT = 9, /* int >= 0; bytes of device memory a CUDA trainer may
+                                       hold; less than its data needs is
+                                       SFAC_ERR_OUT_OF_MEMORY at sfac_trainer_create. 0: its
+                                       data plus a quarter of the memory free at its start.
+                                       CPU trainers ignore it. Default 0 */
 
   SFAC_OPT_ALS_REGULARIZATION = 100, /* sfac_regularization. Default SFAC_REG_WEIGHTED (ALS),
                                         SFAC_REG_PLAIN (IALS) */

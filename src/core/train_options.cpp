@@ -28,6 +28,7 @@ bool is_int_option(sfac_option option) {
     case SFAC_OPT_ITERATIONS:
     case SFAC_OPT_USE_BIASES:
     case SFAC_OPT_DETERMINISTIC:
+    case SFAC_OPT_DEVICE_MEMORY_LIMIT:
     case SFAC_OPT_ALS_REGULARIZATION:
     case SFAC_OPT_ALS_SOLVER:
     case SFAC_OPT_ALS_CG_STEPS:
@@ -83,6 +84,10 @@ void TrainOptions::set_int(sfac_option option, int64_t value) {
     case SFAC_OPT_ITERATIONS:
       require_range(value >= 0 && value <= 1000000, option, v, "in [0, 1000000]");
       iterations = value;
+      break;
+    case SFAC_OPT_DEVICE_MEMORY_LIMIT:
+      require_range(value >= 0, option, v, ">= 0 (bytes; 0 = automatic)");
+      device_memory_limit = value;
       break;
     case SFAC_OPT_USE_BIASES:
     case SFAC_OPT_DETERMINISTIC:
@@ -160,6 +165,8 @@ int64_t TrainOptions::get_int(sfac_option option) const {
       return rank;
     case SFAC_OPT_ITERATIONS:
       return iterations;
+    case SFAC_OPT_DEVICE_MEMORY_LIMIT:
+      return device_memory_limit;
     case SFAC_OPT_USE_BIASES:
       return use_biases;
     case SFAC_OPT_DETERMINISTIC:

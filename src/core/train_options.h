@@ -19,6 +19,7 @@ struct TrainOptions {
   bool use_biases = false;
   double init_scale = 0.1;
   bool deterministic = false;
+  int64_t device_memory_limit = 0;  // bytes; 0 = automatic
   sfac_regularization regularization = SFAC_REG_WEIGHTED;
   sfac_solver solver = SFAC_SOLVER_CHOLESKY;
   int64_t cg_steps = 3;

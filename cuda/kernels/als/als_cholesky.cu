@@ -1,7 +1,8 @@
-// Batched Cholesky solves of the ALS normal equations: one thread block per system. Systems
-// small enough are copied into shared memory and factored there; larger ones are factored in
-// place in global memory (the upper triangle, which the factorization never writes, keeps the
-// original for the retry of a system that is not positive definite).
+// Batched Cholesky solves of the ALS normal equations: systems whose packed triangle fits
+// shared memory go to als_cholesky_packed.cu; larger ones are factored here, one thread block
+// per system, right-looking, in place in global memory (the upper triangle, which the
+// factorization never writes, keeps the original for the retry of a system that is not
+// positive definite).
 #include <algorithm>
 
 #include "cuda/cuda_check.h"
@@ -61,12 +62,12 @@ __device__ void solve(const float* l, int64_t d, float* x) {
   }
 }
 
-template <bool kShared>
 __global__ void __launch_bounds__(kThreads)
-    cholesky_solve_kernel(AlsHalfSweep s, int64_t row_begin, float* a, const float* b) {
+    cholesky_solve_kernel(AlsHalfSweep s, AlsBatch batch, float* a, const float* b) {
   extern __shared__ __align__(16) float smem[];
   const int64_t d = s.d;
-  const int64_t local = blockIdx.x, row = row_begin + local;
+  const int64_t row = batch.row_begin + blockIdx.x;
+  const int64_t local = s.first_segment[row] - batch.segment_base;  // the row's system
   const int64_t count = s.offsets[row + 1] - s.offsets[row];
   if (count == 0) {
     als_zero_row(s, row);
@@ -75,13 +76,10 @@ __global__ void __launch_bounds__(kThreads)
   float* diag = smem;
   float* x = smem + d;
   float* original = a + local * d * d;
-  float* m = kShared ? smem + 2 * d : original;
+  float* m = original;
   for (int64_t t = threadIdx.x; t < d; t += blockDim.x) {
     diag[t] = original[t * d + t];
     x[t] = b[local * d + t];
-  }
-  if (kShared) {
-    for (int64_t p = threadIdx.x; p < d * d; p += blockDim.x) m[p] = original[p];
   }
   bool ok = factor(m, d);
   if (!ok) {
@@ -110,23 +108,16 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-void launch_als_cholesky_solve(const AlsHalfSweep& s, int64_t row_begin, int64_t batch, float* a,
+void launch_als_cholesky_solve(const AlsHalfSweep& s, const AlsBatch& batch, float* a,
                                const float* b, cudaStream_t stream) {
-  if (batch <= 0) return;
+  if (batch.row_end <= batch.row_begin) return;
   int device = 0, max_shared = 0;
   SFAC_CUDA_TRY(cudaGetDevice(&device));
   SFAC_CUDA_TRY(cudaDeviceGetAttribute(&max_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (launch_als_cholesky_solve_packed(s, batch, a, b, max_shared, stream)) return;
   const size_t vectors = static_cast<size_t>(2 * s.d) * sizeof(float);
-  const size_t whole = vectors + static_cast<size_t>(s.d * s.d) * sizeof(float);
-  const dim3 grid(static_cast<unsigned>(batch));
-  if (whole <= static_cast<size_t>(max_shared)) {
-    SFAC_CUDA_TRY(cudaFuncSetAttribute(cholesky_solve_kernel<true>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(whole)));
-    cholesky_solve_kernel<true><<<grid, kThreads, whole, stream>>>(s, row_begin, a, b);
-  } else {
-    cholesky_solve_kernel<false><<<grid, kThreads, vectors, stream>>>(s, row_begin, a, b);
-  }
+  const dim3 grid(static_cast<unsigned>(batch.row_end - batch.row_begin));
+  cholesky_solve_kernel<<<grid, kThreads, vectors, stream>>>(s, batch, a, b);
   SFAC_CUDA_CHECK_LAUNCH();
 }
 

@@ -11,12 +11,22 @@
 
 namespace sfac::cuda::kernels {
 
+// Ratings per segment (see AlsHalfSweep::segment_begin).
+constexpr int64_t kAlsSegment = 1024;
+
 struct AlsHalfSweep {
   // The solved side's ratings, grouped by its rows.
   const int64_t* offsets = nullptr;
   const int32_t* others = nullptr;  // the fixed side's index of each rating
   const float* values = nullptr;
   int64_t rows = 0;
+  // The rows' ratings cut into segments of at most kAlsSegment, so that a long row is spread
+  // over many thread blocks: segment g covers ratings [segment_begin[g], segment_begin[g + 1])
+  // of row segment_row[g]; row r owns segments [first_segment[r], first_segment[r + 1]) (at
+  // least one, empty for a row without ratings).
+  const int64_t* segment_begin = nullptr;
+  const int32_t* segment_row = nullptr;
+  const int64_t* first_segment = nullptr;
 
   // Both sides store factors as n x stride row-major rows; with biases, column `rank` of every
   // row holds the constant 1, so the fixed side's 1 multiplies the solved side's bias.

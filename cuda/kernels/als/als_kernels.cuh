@@ -10,18 +10,31 @@
 
 namespace sfac::cuda::kernels {
 
-// Rows [row_begin, row_begin + batch) of the half-sweep: a (batch x d x d, row-major, both
-// triangles) = G + sum_j w_j y_j y_j^T + reg I and b (batch x d) = sum_j c_j y_j.
-void launch_als_normal_equations(const AlsHalfSweep& s, int64_t row_begin, int64_t batch,
-                                 float* a, float* b, cudaStream_t stream);
+// A batch of a half-sweep: rows [row_begin, row_end), whose segments are [segment_base,
+// segment_base + segments). The batch's systems are stored one per segment (d x d row-major,
+// both triangles, and d right-hand side entries); a row's system is its first segment's.
+struct AlsBatch {
+  int64_t row_begin = 0, row_end = 0;
+  int64_t segment_base = 0, segments = 0;
+};
 
-// Solves the systems that launch_als_normal_equations wrote, by Cholesky, into the solved
-// side's rows (and biases). A system that is not positive definite (no regularization and fewer
-// ratings than unknowns) is solved again with its diagonal raised by 1e-6 of its mean (as the
-// CPU trainer does); if that fails too, the row becomes zero. Rows without ratings become zero.
-// `a` is overwritten.
-void launch_als_cholesky_solve(const AlsHalfSweep& s, int64_t row_begin, int64_t batch, float* a,
+// The batch's normal equations a = G + sum_j w_j y_j y_j^T + reg I and b = sum_j c_j y_j:
+// per segment, then the segments of each row added into its first (in segment order).
+void launch_als_normal_equations(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b,
+                                 cudaStream_t stream);
+
+// Solves the batch's systems by Cholesky into the solved side's rows (and biases). A system
+// that is not positive definite (no regularization and fewer ratings than unknowns) is solved
+// again with its diagonal raised by 1e-6 of its mean (as the CPU trainer does); if that fails
+// too, the row becomes zero. Rows without ratings become zero. `a` may be overwritten.
+void launch_als_cholesky_solve(const AlsHalfSweep& s, const AlsBatch& batch, float* a,
                                const float* b, cudaStream_t stream);
+
+// The path of launch_als_cholesky_solve for systems whose packed triangle fits shared memory
+// (als_cholesky_packed.cu); false (nothing launched) for larger ones.
+bool launch_als_cholesky_solve_packed(const AlsHalfSweep& s, const AlsBatch& batch,
+                                      const float* a, const float* b, int max_shared_bytes,
+                                      cudaStream_t stream);
 
 // cg_steps of conjugate gradient on every row, from the row's current value (warm start),
 // never forming the matrices.

@@ -1,8 +1,5 @@
-// The batched normal equations of an ALS half-sweep (Gates et al.'s sparse syrk): one thread
-// block per (row, NB x NB tile of the lower triangle of A). A block stages KB of the row's
-// ratings at a time, the tile's two NB-slices of their factor rows, in shared memory, and each
-// thread accumulates a TM x TM piece of the tile in registers. Diagonal tiles also accumulate
-// their slice of the right-hand side.
+// The batched normal equations of an ALS half-sweep (Gates et al.'s sparse syrk, with long
+// rows cut into segments): see normal_equations_kernel.
 #include <algorithm>
 
 #include "cuda/cuda_check.h"
@@ -11,7 +8,7 @@
 namespace sfac::cuda::kernels {
 namespace {
 
-constexpr int kStage = 16;  // KB: ratings staged per pass
+constexpr int kThreads = 256;  // at most; fewer for small systems
 
 template <int TM>
 struct Vec;
@@ -28,6 +25,21 @@ struct Vec<2> {
   }
 };
 template <>
+struct Vec<8> {
+  __device__ static void load(const float* p, float* v) {
+    const float4 x = *reinterpret_cast<const float4*>(p);
+    const float4 y = *reinterpret_cast<const float4*>(p + 4);
+    v[0] = x.x;
+    v[1] = x.y;
+    v[2] = x.z;
+    v[3] = x.w;
+    v[4] = y.x;
+    v[5] = y.y;
+    v[6] = y.z;
+    v[7] = y.w;
+  }
+};
+template <>
 struct Vec<4> {
   __device__ static void load(const float* p, float* v) {
     const float4 x = *reinterpret_cast<const float4*>(p);
@@ -38,117 +50,175 @@ struct Vec<4> {
   }
 };
 
-// Tile (bi, bj), bi >= bj, of the lower triangle numbered row by row.
-__device__ inline void lower_tile(int t, int* bi, int* bj) {
-  int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(t) + 1.0f) - 1.0f) * 0.5f);
-  while ((i + 1) * (i + 2) / 2 <= t) ++i;
-  while (i * (i + 1) / 2 > t) --i;
+// Sub-block q of the lower triangle of a G x G grid of sub-blocks, numbered row by row:
+// (bi, bj) with bi >= bj.
+__device__ inline void lower_block(int q, int* bi, int* bj) {
+  int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(q) + 1.0f) - 1.0f) * 0.5f);
+  while ((i + 1) * (i + 2) / 2 <= q) ++i;
+  while (i * (i + 1) / 2 > q) --i;
   *bi = i;
-  *bj = t - i * (i + 1) / 2;
+  *bj = q - i * (i + 1) / 2;
 }
 
-template <int NB, int TM>
-__global__ void __launch_bounds__((NB / TM) * (NB / TM))
-    normal_equations_kernel(AlsHalfSweep s, int64_t row_begin, float* a, float* b) {
-  constexpr int TD = NB / TM;
-  constexpr int kThreads = TD * TD;
-  __shared__ __align__(16) float sy[kStage][NB];  // y_j, slice bi
-  __shared__ __align__(16) float sw[kStage][NB];  // w_j y_j, slice bj
-  __shared__ float sweight[kStage], starget[kStage];
+// One block per (segment, chunk of kThreads sub-blocks): the segment's factor rows are staged
+// whole in shared memory, `stage` ratings at a time (y_j and w_j y_j, zero past d), and each
+// thread accumulates one TM x TM sub-block of the lower triangle of A in registers; diagonal
+// sub-blocks also accumulate their slice of b. Only sub-blocks on or below the diagonal are
+// computed, so almost no multiply is spent on the upper triangle or on padding.
+template <int TM>
+__global__ void __launch_bounds__(kThreads)
+    normal_equations_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int stage,
+                            float* a, float* b) {
+  extern __shared__ __align__(16) float smem[];
+  float* sy = smem;                       // stage x padded: y_j
+  float* sw = sy + stage * padded;        // stage x padded: w_j y_j
+  float* starget = sw + stage * padded;   // stage: c_j
+  float* sweight = starget + stage;       // stage: w_j
 
   const int64_t local = blockIdx.x;
-  const int64_t row = row_begin + local;
-  int bi, bj;
-  lower_tile(static_cast<int>(blockIdx.y), &bi, &bj);
-  const int tx = static_cast<int>(threadIdx.x) % TD, ty = static_cast<int>(threadIdx.x) / TD;
+  const int64_t segment = segment_base + local;
+  const int64_t row = s.segment_row[segment];
+  // The row's first segment adds G, the regularization and the right-hand side's start.
+  const bool first = s.first_segment[row] == segment;
+  const int grid_side = padded / TM;
+  const int q = static_cast<int>(blockIdx.y) * kThreads + static_cast<int>(threadIdx.x);
+  const bool active = q < grid_side * (grid_side + 1) / 2;
+  int bi = 0, bj = 0;
+  if (active) lower_block(q, &bi, &bj);
+  const bool diagonal = active && bi == bj;
   const int64_t d = s.d;
-  const int64_t begin = s.offsets[row], end = s.offsets[row + 1];
-  const bool diagonal = bi == bj;
+  const int64_t begin = s.segment_begin[segment], end = s.segment_begin[segment + 1];
 
   float acc[TM][TM] = {};
-  float rhs = 0.0f;  // diagonal tiles: b[bi * NB + threadIdx.x]
-  for (int64_t e0 = begin; e0 < end; e0 += kStage) {
-    const int n = static_cast<int>(end - e0 < kStage ? end - e0 : kStage);
-    if (threadIdx.x < kStage) {
+  float rhs[TM] = {};
+  for (int64_t e0 = begin; e0 < end; e0 += stage) {
+    const int n = static_cast<int>(end - e0 < stage ? end - e0 : stage);
+    for (int j = threadIdx.x; j < stage; j += blockDim.x) {
       float w = 0.0f, c = 0.0f;
-      if (static_cast<int>(threadIdx.x) < n) {
-        const int64_t e = e0 + threadIdx.x;
-        als_weight_target(s, s.values[e], s.others[e], &w, &c);
-      }
-      sweight[threadIdx.x] = w;
-      starget[threadIdx.x] = c;
+      if (j < n) als_weight_target(s, s.values[e0 + j], s.others[e0 + j], &w, &c);
+      sweight[j] = w;
+      starget[j] = c;
     }
     __syncthreads();
-    for (int idx = threadIdx.x; idx < kStage * NB; idx += kThreads) {
-      const int j = idx / NB, c = idx % NB;
-      float yi = 0.0f, yj = 0.0f;
-      if (j < n) {
-        const float* y = s.fixed + int64_t{s.others[e0 + j]} * s.stride;
-        const int64_t ci = int64_t{bi} * NB + c, cj = int64_t{bj} * NB + c;
-        if (ci < d) yi = __ldg(y + ci);
-        if (cj < d) yj = __ldg(y + cj) * sweight[j];
+    // A warp per factor row: coalesced loads, no index arithmetic per element.
+    for (int j = threadIdx.x / 32; j < stage; j += blockDim.x / 32) {
+      const float* y = j < n ? s.fixed + int64_t{s.others[e0 + j]} * s.stride : nullptr;
+      const float w = sweight[j];
+      for (int t = threadIdx.x % 32; t < padded; t += 32) {
+        const float v = y != nullptr && t < d ? __ldg(y + t) : 0.0f;
+        sy[j * padded + t] = v;
+        sw[j * padded + t] = v * w;
       }
-      sy[j][c] = yi;
-      sw[j][c] = yj;
     }
     __syncthreads();
-    for (int j = 0; j < n; ++j) {
-      float u[TM], v[TM];
-      Vec<TM>::load(&sy[j][ty * TM], u);
-      Vec<TM>::load(&sw[j][tx * TM], v);
+    if (active) {
+      for (int j = 0; j < n; ++j) {
+        float u[TM], v[TM];
+        Vec<TM>::load(sy + j * padded + bi * TM, u);
+        Vec<TM>::load(sw + j * padded + bj * TM, v);
 #pragma unroll
-      for (int p = 0; p < TM; ++p) {
+        for (int p = 0; p < TM; ++p) {
 #pragma unroll
-        for (int q = 0; q < TM; ++q) acc[p][q] = fmaf(u[p], v[q], acc[p][q]);
+          for (int r = 0; r < TM; ++r) acc[p][r] = fmaf(u[p], v[r], acc[p][r]);
+        }
+        if (diagonal) {
+          const float c = starget[j];
+#pragma unroll
+          for (int p = 0; p < TM; ++p) rhs[p] = fmaf(c, u[p], rhs[p]);
+        }
       }
-    }
-    if (diagonal && threadIdx.x < NB) {
-      for (int j = 0; j < n; ++j) rhs = fmaf(starget[j], sy[j][threadIdx.x], rhs);
     }
     __syncthreads();
   }
+  if (!active) return;
 
-  const float reg = als_regularization(s, end - begin);
+  const float reg = first ? als_regularization(s, s.offsets[row + 1] - s.offsets[row]) : 0.0f;
   float* A = a + local * d * d;
 #pragma unroll
   for (int p = 0; p < TM; ++p) {
-    const int64_t i = int64_t{bi} * NB + ty * TM + p;
+    const int64_t i = int64_t{bi} * TM + p;
 #pragma unroll
-    for (int q = 0; q < TM; ++q) {
-      const int64_t j = int64_t{bj} * NB + tx * TM + q;
+    for (int r = 0; r < TM; ++r) {
+      const int64_t j = int64_t{bj} * TM + r;
       if (i < d && j < d) {
-        float v = acc[p][q];
-        if (s.gram) v += s.gram[i * d + j];
+        float v = acc[p][r];
+        if (s.gram && first) v += s.gram[i * d + j];
         if (i == j) v += reg;
         A[i * d + j] = v;
         if (!diagonal) A[j * d + i] = v;  // the upper triangle keeps A for a retry
       }
     }
   }
-  if (diagonal && threadIdx.x < NB) {
-    const int64_t i = int64_t{bi} * NB + threadIdx.x;
-    if (i < d) b[local * d + i] = rhs;
+  if (diagonal) {
+#pragma unroll
+    for (int p = 0; p < TM; ++p) {
+      const int64_t i = int64_t{bi} * TM + p;
+      if (i < d) b[local * d + i] = rhs[p];
+    }
   }
 }
 
-template <int NB, int TM>
-void launch(const AlsHalfSweep& s, int64_t row_begin, int64_t batch, float* a, float* b,
+// Adds the systems of each row's later segments into its first, in segment order.
+__global__ void fold_segments_kernel(AlsHalfSweep s, AlsBatch batch, float* a, float* b) {
+  const int64_t row = batch.row_begin + blockIdx.x;
+  const int64_t first = s.first_segment[row], last = s.first_segment[row + 1];
+  if (last - first < 2) return;
+  const int64_t d = s.d;
+  float* dst = a + (first - batch.segment_base) * d * d;
+  for (int64_t p = threadIdx.x; p < d * d; p += blockDim.x) {
+    float v = dst[p];
+    for (int64_t g = first + 1; g < last; ++g) v += a[(g - batch.segment_base) * d * d + p];
+    dst[p] = v;
+  }
+  float* rhs = b + (first - batch.segment_base) * d;
+  for (int64_t p = threadIdx.x; p < d; p += blockDim.x) {
+    float v = rhs[p];
+    for (int64_t g = first + 1; g < last; ++g) v += b[(g - batch.segment_base) * d + p];
+    rhs[p] = v;
+  }
+}
+
+template <int TM>
+void launch(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b,
             cudaStream_t stream) {
-  const int64_t tiles = (s.d + NB - 1) / NB;
-  const dim3 grid(static_cast<unsigned>(batch), static_cast<unsigned>(tiles * (tiles + 1) / 2));
-  normal_equations_kernel<NB, TM><<<grid, (NB / TM) * (NB / TM), 0, stream>>>(s, row_begin, a, b);
+  const int grid_side = static_cast<int>((s.d + TM - 1) / TM);
+  const int padded = grid_side * TM;
+  const int blocks = grid_side * (grid_side + 1) / 2;
+  // About 32 KB of factor rows per stage.
+  const int stage = std::clamp(4096 / padded, 4, 32);
+  const size_t shared = (2 * static_cast<size_t>(stage) * padded + 2 * stage) * sizeof(float);
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(normal_equations_kernel<TM>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(shared)));
+  const dim3 grid(static_cast<unsigned>(batch.segments),
+                  static_cast<unsigned>((blocks + kThreads - 1) / kThreads));
+  const int threads = std::min(kThreads, (blocks + 31) / 32 * 32);
+  normal_equations_kernel<TM>
+      <<<grid, threads, shared, stream>>>(s, batch.segment_base, padded, stage, a, b);
   SFAC_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void launch_als_normal_equations(const AlsHalfSweep& s, int64_t row_begin, int64_t batch,
-                                 float* a, float* b, cudaStream_t stream) {
-  if (batch <= 0) return;
-  // Tiles no wider than needed: a small d in a 64-wide tile would leave most threads idle.
-  if (s.d <= 16) return launch<16, 1>(s, row_begin, batch, a, b, stream);
-  if (s.d <= 32) return launch<32, 2>(s, row_begin, batch, a, b, stream);
-  launch<64, 4>(s, row_begin, batch, a, b, stream);
+void launch_als_normal_equations(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b,
+                                 cudaStream_t stream) {
+  if (batch.segments <= 0) return;
+  // Sub-blocks as large as keep at least ~100 threads busy per system: a 16 x 16 grid of them
+  // up to d = 128; beyond, 8 x 8 sub-blocks over several thread blocks.
+  if (s.d <= 16) {
+    launch<1>(s, batch, a, b, stream);
+  } else if (s.d <= 32) {
+    launch<2>(s, batch, a, b, stream);
+  } else if (s.d <= 64) {
+    launch<4>(s, batch, a, b, stream);
+  } else {
+    launch<8>(s, batch, a, b, stream);
+  }
+  if (batch.segments > batch.row_end - batch.row_begin) {
+    fold_segments_kernel<<<static_cast<unsigned>(batch.row_end - batch.row_begin), 256, 0,
+                           stream>>>(s, batch, a, b);
+    SFAC_CUDA_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace sfac::cuda::kernels
