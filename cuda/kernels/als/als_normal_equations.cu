@@ -4,6 +4,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/common/cp_async.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {
@@ -61,19 +62,20 @@ __device__ inline void lower_block(int q, int* bi, int* bj) {
 }
 
 // One block per (segment, chunk of kThreads sub-blocks): the segment's factor rows are staged
-// whole in shared memory, `stage` ratings at a time (y_j and w_j y_j, zero past d), and each
-// thread accumulates one TM x TM sub-block of the lower triangle of A in registers; diagonal
-// sub-blocks also accumulate their slice of b. Only sub-blocks on or below the diagonal are
-// computed, so almost no multiply is spent on the upper triangle or on padding.
+// whole in shared memory, `stage` ratings at a time, by asynchronous copies one stage ahead of
+// the arithmetic (double buffered), and each thread accumulates one TM x TM sub-block of the
+// lower triangle of A in registers; diagonal sub-blocks also accumulate their slice of b. Only
+// sub-blocks on or below the diagonal are computed, so almost no multiply is spent on the upper
+// triangle or on padding.
 template <int TM>
 __global__ void __launch_bounds__(kThreads)
     normal_equations_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int stage,
                             float* a, float* b) {
   extern __shared__ __align__(16) float smem[];
-  float* sy = smem;                       // stage x padded: y_j
-  float* sw = sy + stage * padded;        // stage x padded: w_j y_j
-  float* starget = sw + stage * padded;   // stage: c_j
-  float* sweight = starget + stage;       // stage: w_j
+  // Two buffers of each: y_j (zero past d), w_j and c_j.
+  float* const rows_base = smem;
+  float* const weights_base = smem + 2 * stage * padded;
+  float* const targets_base = weights_base + 2 * stage;
 
   const int64_t local = blockIdx.x;
   const int64_t segment = segment_base + local;
@@ -88,47 +90,66 @@ __global__ void __launch_bounds__(kThreads)
   const bool diagonal = active && bi == bj;
   const int64_t d = s.d;
   const int64_t begin = s.segment_begin[segment], end = s.segment_begin[segment + 1];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int warps = static_cast<int>(blockDim.x) / 32;
+
+  // Queues the copies of the ratings [e0, e0 + stage) into buffer `slot`: a warp per row.
+  auto issue = [&](int64_t e0, int slot) {
+    for (int j = warp; j < stage; j += warps) {
+      const bool valid = e0 + j < end;
+      const int32_t other = valid ? s.others[e0 + j] : 0;
+      if (lane == 0) {
+        float w = 0.0f, c = 0.0f;
+        if (valid) als_weight_target(s, s.values[e0 + j], other, &w, &c);
+        weights_base[slot * stage + j] = w;
+        targets_base[slot * stage + j] = c;
+      }
+      const float* y = s.fixed + int64_t{other} * s.stride;
+      float* dst = rows_base + (slot * stage + j) * padded;
+      for (int t = lane; t < padded; t += 32) {
+        detail::cp_async4(dst + t, y + (t < d ? t : 0), valid && t < d);
+      }
+    }
+    detail::cp_async_commit();
+  };
 
   float acc[TM][TM] = {};
   float rhs[TM] = {};
-  for (int64_t e0 = begin; e0 < end; e0 += stage) {
+  if (begin < end) issue(begin, 0);
+  int slot = 0;
+  for (int64_t e0 = begin; e0 < end; e0 += stage, slot ^= 1) {
     const int n = static_cast<int>(end - e0 < stage ? end - e0 : stage);
-    for (int j = threadIdx.x; j < stage; j += blockDim.x) {
-      float w = 0.0f, c = 0.0f;
-      if (j < n) als_weight_target(s, s.values[e0 + j], s.others[e0 + j], &w, &c);
-      sweight[j] = w;
-      starget[j] = c;
-    }
-    __syncthreads();
-    // A warp per factor row: coalesced loads, no index arithmetic per element.
-    for (int j = threadIdx.x / 32; j < stage; j += blockDim.x / 32) {
-      const float* y = j < n ? s.fixed + int64_t{s.others[e0 + j]} * s.stride : nullptr;
-      const float w = sweight[j];
-      for (int t = threadIdx.x % 32; t < padded; t += 32) {
-        const float v = y != nullptr && t < d ? __ldg(y + t) : 0.0f;
-        sy[j * padded + t] = v;
-        sw[j * padded + t] = v * w;
-      }
+    if (e0 + stage < end) {
+      issue(e0 + stage, slot ^ 1);
+      detail::cp_async_wait<1>();
+    } else {
+      detail::cp_async_wait<0>();
     }
     __syncthreads();
     if (active) {
+      const float* ys = rows_base + slot * stage * padded;
+      const float* ws = weights_base + slot * stage;
+      const float* cs = targets_base + slot * stage;
       for (int j = 0; j < n; ++j) {
         float u[TM], v[TM];
-        Vec<TM>::load(sy + j * padded + bi * TM, u);
-        Vec<TM>::load(sw + j * padded + bj * TM, v);
+        Vec<TM>::load(ys + j * padded + bi * TM, u);
+        Vec<TM>::load(ys + j * padded + bj * TM, v);
+        const float w = ws[j];
+#pragma unroll
+        for (int r = 0; r < TM; ++r) v[r] *= w;
 #pragma unroll
         for (int p = 0; p < TM; ++p) {
 #pragma unroll
           for (int r = 0; r < TM; ++r) acc[p][r] = fmaf(u[p], v[r], acc[p][r]);
         }
         if (diagonal) {
-          const float c = starget[j];
+          const float c = cs[j];
 #pragma unroll
           for (int p = 0; p < TM; ++p) rhs[p] = fmaf(c, u[p], rhs[p]);
         }
       }
     }
-    __syncthreads();
+    __syncthreads();  // the buffer is refilled two passes on
   }
   if (!active) return;
 
@@ -184,9 +205,9 @@ void launch(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b,
   const int grid_side = static_cast<int>((s.d + TM - 1) / TM);
   const int padded = grid_side * TM;
   const int blocks = grid_side * (grid_side + 1) / 2;
-  // About 32 KB of factor rows per stage.
+  // About 16 KB of factor rows per buffer.
   const int stage = std::clamp(4096 / padded, 4, 32);
-  const size_t shared = (2 * static_cast<size_t>(stage) * padded + 2 * stage) * sizeof(float);
+  const size_t shared = (2 * static_cast<size_t>(stage) * padded + 4 * stage) * sizeof(float);
   SFAC_CUDA_TRY(cudaFuncSetAttribute(normal_equations_kernel<TM>,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(shared)));
