@@ -333,15 +333,7 @@ double CudaAlsTrainer::train_loss() {
 
 const Model& CudaAlsTrainer::model() {
   DeviceGuard guard(backend_->device());
-  model_.algorithm = options_.algorithm;
-  model_.users = users_.n;
-  model_.items = items_.n;
-  model_.rank = rank_;
-  model_.has_biases = biases_;
-  model_.global_mean = global_mean_;
-  model_.lambda_user = options_.lambda_user;
-  model_.regularization = options_.regularization;
-  model_.implicit_alpha = implicit_ ? options_.implicit_alpha : 0.0;
+  model_.describe(options_, users_.n, items_.n, biases_, global_mean_);
   for (auto [side, out, bias] :
        {std::tuple(&users_, &model_.user_factors, &model_.user_bias),
         std::tuple(&items_, &model_.item_factors, &model_.item_bias)}) {

@@ -22,7 +22,7 @@ prepare() {
   cp -L "$b"/libsparsefac.so.0 .carry/lib/
   cp "$b"/tests/sparsefac_tests .carry/bin/
   cp "$b"/bench/bench_sddmm_cuda "$b"/bench/bench_reorder_cuda "$b"/bench/bench_sddmm_mma_band \
-    "$b"/bench/bench_als .carry/bin/
+    "$b"/bench/bench_als "$b"/tools/sparsefac .carry/bin/
   (cd .carry && tar -cf - lib bin | xz -T2 -6 >bundle.tar.xz && rm -rf lib bin) || exit 1
   mkdir -p .carry/py/sparsefac
   cp bindings/python/sparsefac/*.py .carry/py/sparsefac/
@@ -53,10 +53,29 @@ run() {
   tail -n 3 "$out/memcheck.log" "$out/racecheck.log"
   python_tests "$out"
   local python_rc=$?
+  cli_train "$out"
+  local cli_rc=$?
   echo
   printf '%-12s %s\n' check exit
   printf '%-12s %s\n' gtest "$gtest_rc" memcheck "$memcheck_rc" racecheck "$racecheck_rc" \
-    python "$python_rc"
+    python "$python_rc" cli "$cli_rc"
+}
+
+# The command-line tool trains ALS on both backends: the same epoch lines, close losses.
+cli_train() {
+  local out=$1 dir
+  dir=$(mktemp -d)
+  awk 'BEGIN { srand(7); for (u = 0; u < 2000; u++) for (i = 0; i < 300; i++)
+    if (rand() < 0.1) printf "%d %d %.3f\n", u, i, 1 + 4 * rand() }' >"$dir/train.txt"
+  local backend rc=0
+  for backend in cpu cuda; do
+    .carry/bin/sparsefac train als "$dir/train.txt" -o "$dir/$backend.sfm" --rank 16 --iters 4 \
+      --backend "$backend" --seed 5 >"$out/cli_$backend.log" 2>&1 || rc=1
+    echo "cli $backend: $(grep -c '^epoch ' "$out/cli_$backend.log") epoch lines;" \
+      "$(grep '^epoch 4/4' "$out/cli_$backend.log")"
+  done
+  rm -rf "$dir"
+  return $rc
 }
 
 # The Python package on the CUDA library: its CUDA tests (skipped in CI) and the array tests.

@@ -29,11 +29,23 @@ struct IdMapDeleter {
 struct PlanDeleter {
   void operator()(sfac_sddmm_plan* p) const { sfac_sddmm_plan_destroy(p); }
 };
+struct OptionsDeleter {
+  void operator()(sfac_train_options* p) const { sfac_train_options_destroy(p); }
+};
+struct ModelDeleter {
+  void operator()(sfac_model* p) const { sfac_model_destroy(p); }
+};
+struct TrainerDeleter {
+  void operator()(sfac_trainer* p) const { sfac_trainer_destroy(p); }
+};
 using Context = std::unique_ptr<sfac_context, ContextDeleter>;
 using Sparse = std::unique_ptr<sfac_sparse, SparseDeleter>;
 using Dense = std::unique_ptr<sfac_dense, DenseDeleter>;
 using IdMap = std::unique_ptr<sfac_idmap, IdMapDeleter>;
 using Plan = std::unique_ptr<sfac_sddmm_plan, PlanDeleter>;
+using Options = std::unique_ptr<sfac_train_options, OptionsDeleter>;
+using Model = std::unique_ptr<sfac_model, ModelDeleter>;
+using Trainer = std::unique_ptr<sfac_trainer, TrainerDeleter>;
 
 // Asserts a status and, on failure, prints the library's message.
 #define SFAC_EXPECT_STATUS(expected, call)                                                        \

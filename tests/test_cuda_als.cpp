@@ -16,14 +16,6 @@ using namespace sfac_test;
 
 namespace {
 
-struct OptionsDeleter {
-  void operator()(sfac_train_options* p) const { sfac_train_options_destroy(p); }
-};
-struct ModelDeleter {
-  void operator()(sfac_model* p) const { sfac_model_destroy(p); }
-};
-using Options = std::unique_ptr<sfac_train_options, OptionsDeleter>;
-using Model = std::unique_ptr<sfac_model, ModelDeleter>;
 
 struct Case {
   sfac_algorithm algorithm;

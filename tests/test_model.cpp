@@ -16,14 +16,6 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-struct OptionsDeleter {
-  void operator()(sfac_train_options* p) const { sfac_train_options_destroy(p); }
-};
-struct ModelDeleter {
-  void operator()(sfac_model* p) const { sfac_model_destroy(p); }
-};
-using Options = std::unique_ptr<sfac_train_options, OptionsDeleter>;
-using Model = std::unique_ptr<sfac_model, ModelDeleter>;
 
 struct TrainConfig {
   sfac_algorithm algorithm = SFAC_ALGO_ALS;
@@ -585,9 +577,6 @@ Normal normal_equations(const Factors& f, const TrainConfig& c, const std::vecto
 //  4. Folding in is deterministic (bit-identical twice), user = -1 changes nothing, user >= 0
 //     replaces exactly that row (and bias) by the returned values, and no ratings give zeros.
 void check_fold_in(sfac_context* ctx, const sfac_sparse* ratings, const TrainConfig& c) {
-  struct TrainerDeleter {
-    void operator()(sfac_trainer* p) const { sfac_trainer_destroy(p); }
-  };
   sfac_train_options* raw_options = nullptr;
   SFAC_ASSERT_OK(sfac_train_options_create(c.algorithm, &raw_options));
   Options o(raw_options);
@@ -599,7 +588,7 @@ void check_fold_in(sfac_context* ctx, const sfac_sparse* ratings, const TrainCon
   SFAC_ASSERT_OK(sfac_train_options_set_double(o.get(), SFAC_OPT_IMPLICIT_ALPHA, c.alpha));
   sfac_trainer* raw_trainer = nullptr;
   SFAC_ASSERT_OK(sfac_trainer_create(ctx, ratings, o.get(), &raw_trainer));
-  std::unique_ptr<sfac_trainer, TrainerDeleter> trainer(raw_trainer);
+  Trainer trainer(raw_trainer);
   sfac_model *raw_before = nullptr, *raw_after = nullptr;
   SFAC_ASSERT_OK(sfac_trainer_run(trainer.get(), static_cast<int>(c.iterations), nullptr));
   SFAC_ASSERT_OK(sfac_trainer_get_model(trainer.get(), &raw_before));

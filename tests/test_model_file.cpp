@@ -22,14 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct OptionsDeleter {
-  void operator()(sfac_train_options* p) const { sfac_train_options_destroy(p); }
-};
-struct ModelDeleter {
-  void operator()(sfac_model* p) const { sfac_model_destroy(p); }
-};
-using Options = std::unique_ptr<sfac_train_options, OptionsDeleter>;
-using Model = std::unique_ptr<sfac_model, ModelDeleter>;
 
 // The layout of format version 1 (src/io/model_file.h), repeated here on purpose: a change to
 // the format must show up as a failing test, not pass silently.

@@ -20,18 +20,6 @@ using namespace sfac_test;
 
 namespace {
 
-struct OptionsDeleter {
-  void operator()(sfac_train_options* p) const { sfac_train_options_destroy(p); }
-};
-struct ModelDeleter {
-  void operator()(sfac_model* p) const { sfac_model_destroy(p); }
-};
-struct TrainerDeleter {
-  void operator()(sfac_trainer* p) const { sfac_trainer_destroy(p); }
-};
-using Options = std::unique_ptr<sfac_train_options, OptionsDeleter>;
-using Model = std::unique_ptr<sfac_model, ModelDeleter>;
-using Trainer = std::unique_ptr<sfac_trainer, TrainerDeleter>;
 
 // The training tests, parameterized over the backend. A backend this machine lacks (CUDA in a
 // build without it or without a device) skips its instances in SetUp. A training call that a

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/train_options.h"
 #include "sparsefac/sparsefac.h"
 
 namespace sfac {
@@ -29,6 +30,20 @@ struct Model {
 
   const float* user(int64_t u) const { return user_factors.data() + u * rank; }
   const float* item(int64_t i) const { return item_factors.data() + i * rank; }
+
+  // Everything but the factors and biases, as a trainer with `options` describes its model.
+  void describe(const TrainOptions& options, int64_t n_users, int64_t n_items, bool biases,
+                float mean) {
+    algorithm = options.algorithm;
+    users = n_users;
+    items = n_items;
+    rank = options.rank;
+    has_biases = biases;
+    global_mean = mean;
+    lambda_user = options.lambda_user;
+    regularization = options.regularization;
+    implicit_alpha = options.algorithm == SFAC_ALGO_IALS ? options.implicit_alpha : 0.0;
+  }
 
   float predict(int64_t u, int64_t i) const {
     const float* x = user(u);
