@@ -213,6 +213,78 @@ SFAC_API sfac_status sfac_sparse_degree_order(const sfac_sparse* matrix, sfac_ax
 SFAC_API sfac_status sfac_sparse_permute(const sfac_sparse* matrix, const int32_t* row_order,
                                          const int32_t* col_order, sfac_sparse** out);
 
+/* ---- BALS tiled layout -------------------------------------------------------------------- */
+
+/* The BALS layout (Chen et al., TPDS 2021) as an exchange format: the matrix cut into tiles of
+ * tile_rows x tile_cols, numbered row-major over a ceil(rows / tile_rows) x
+ * ceil(cols / tile_cols) grid (tile t = bi * ceil(cols / tile_cols) + bj covers rows
+ * [bi * tile_rows, (bi + 1) * tile_rows) and columns [bj * tile_cols, (bj + 1) * tile_cols) of
+ * the reordered numbering). Row r of tile t is segment s = t * tile_rows + r. Each tile lists its
+ * distinct columns once (tile_col); each nonzero stores its local column: its position in that
+ * list. See docs/bals-format.md.
+ *
+ * Size limit: tiles * tile_rows segments must not exceed 4 * (rows + cols + nnz) + 2^20 (tiles
+ * far too small or far too large for the matrix); beyond it the calls answer
+ * SFAC_ERR_INVALID_ARGUMENT rather than allocate. */
+typedef enum sfac_bals_flags {
+  SFAC_BALS_DEFAULT = 0,     /* rows and columns keep their order (row_order/col_order are
+                                identities) */
+  SFAC_BALS_REORDER = 1 << 0 /* rows and columns by degree, most first (as
+                                sfac_sparse_degree_order), before tiling */
+} sfac_bals_flags;
+
+/* Sizes of the BALS layout of `matrix` with tiles of tile_rows x tile_cols (0 = chosen by the
+ * library: min(1024, rows) x min(256, cols), at least 1; negative is SFAC_ERR_INVALID_ARGUMENT)
+ * and `flags` (sfac_bals_flags): the resolved tile sizes (*tile_rows_out, *tile_cols_out), the
+ * number of tiles (*tiles) and the number of tile_col entries (*tile_col_count: nnz minus the
+ * redundant columns). Any output may be NULL. */
+SFAC_API sfac_status sfac_sparse_bals_sizes(const sfac_sparse* matrix, int64_t tile_rows,
+                                            int64_t tile_cols, uint32_t flags,
+                                            int64_t* tile_rows_out, int64_t* tile_cols_out,
+                                            int64_t* tiles, int64_t* tile_col_count);
+
+/* Downloads the layout into caller arrays (lengths from sfac_sparse_bals_sizes with the same
+ * tile sizes and flags; nnz from sfac_sparse_get_shape):
+ *   tile_ptr   tiles + 1 entries: offsets of each tile's distinct columns in tile_col
+ *              (tile_ptr[t] == tile_ptr[t + 1]: an empty tile)
+ *   tile_col   tile_col_count entries: each tile's distinct (reordered) global columns, in order
+ *              of first appearance scanning the tile's rows top to bottom, each row left to right
+ *   seg_ptr    tiles * tile_rows + 1 entries: segment s = t * tile_rows + r is row r of tile t
+ *              (rows past the matrix's last row are empty segments); offsets into seg_col and
+ *              values
+ *   seg_col    nnz entries: each nonzero's local column, its position in its tile's slice
+ *              tile_col[tile_ptr[t] .. tile_ptr[t + 1])
+ *   values     nnz entries: values, tile by tile, segment by segment, by column within a segment
+ *   row_order  rows entries: row_order[r'] = original row of reordered row r'
+ *   col_order  cols entries: col_order[c'] = original column of reordered column c'
+ * Any array may be NULL to skip it. */
+SFAC_API sfac_status sfac_sparse_download_bals(const sfac_sparse* matrix, int64_t tile_rows,
+                                               int64_t tile_cols, uint32_t flags,
+                                               int64_t* tile_ptr, int32_t* tile_col,
+                                               int64_t* seg_ptr, int32_t* seg_col, float* values,
+                                               int32_t* row_order, int32_t* col_order);
+
+/* Creates a matrix from its BALS arrays (as sfac_sparse_download_bals writes them, with the
+ * lengths listed there; nnz = seg_ptr[tiles * tile_rows]). The tile sizes must be given, >= 1.
+ * tile_ptr and seg_ptr are required; tile_col may be NULL only when tile_ptr[tiles] = 0 and
+ * seg_col only when nnz = 0. Every pointer, offset and index is checked: tile_ptr and seg_ptr
+ * start at 0 and never decrease, tile_ptr[tiles] <= nnz and no tile lists more columns than it
+ * has nonzeros; tile columns lie in their tile's column range (reordered numbering) and are
+ * distinct within a tile; local columns index the tile's slice of tile_col; segments past the
+ * matrix's last row are empty; a row holds a column once (no duplicates); row_order (rows
+ * entries) and col_order (cols entries) are permutations (NULL = identity); values (nnz entries)
+ * are finite (NULL = all 1). Entries within a segment may come in any order. The first
+ * violation is SFAC_ERR_INVALID_ARGUMENT (SFAC_ERR_OUT_OF_RANGE for an index out of range,
+ * SFAC_ERR_DUPLICATE_ENTRY for a repeated entry, SFAC_ERR_INVALID_VALUE for a non-finite value),
+ * its message naming the array, the tile or segment and the position; *out is then untouched.
+ * The matrix is stored in the original numbering (the permutations undone), like any other. */
+SFAC_API sfac_status sfac_sparse_create_bals(sfac_context* ctx, int64_t rows, int64_t cols,
+                                             int64_t tile_rows, int64_t tile_cols,
+                                             const int64_t* tile_ptr, const int32_t* tile_col,
+                                             const int64_t* seg_ptr, const int32_t* seg_col,
+                                             const float* values, const int32_t* row_order,
+                                             const int32_t* col_order, sfac_sparse** out);
+
 /* ---- Dense matrices ----------------------------------------------------------------------- */
 
 typedef enum sfac_dtype {

@@ -1,0 +1,122 @@
+// BALS tiled layout entry points: validation and dispatch; the conversions live in core/bals.
+#include <algorithm>
+#include <vector>
+
+#include "capi/guard.h"
+#include "capi/handles.h"
+#include "core/bals.h"
+#include "core/host_csr.h"
+
+using sfac::capi::adopt_sparse;
+using sfac::capi::checked;
+using sfac::capi::require_pointer;
+
+namespace {
+
+bool reorder_flag(uint32_t flags) {
+  SFAC_REQUIRE((flags & ~static_cast<uint32_t>(SFAC_BALS_REORDER)) == 0,
+               SFAC_ERR_INVALID_ARGUMENT, "flags = ", flags,
+               " has bits other than SFAC_BALS_REORDER");
+  return (flags & SFAC_BALS_REORDER) != 0;
+}
+
+// The matrix's pattern (and values when asked) as a host CSR.
+sfac::HostCsr host_csr(const sfac::SparseMatrix& m, bool with_values) {
+  sfac::HostCsr csr;
+  csr.rows = m.rows();
+  csr.cols = m.cols();
+  csr.offsets.resize(static_cast<size_t>(m.rows()) + 1);
+  csr.indices.resize(static_cast<size_t>(m.nnz()));
+  if (with_values) csr.values.resize(static_cast<size_t>(m.nnz()));
+  m.download_csr(csr.offsets.data(), csr.indices.data(),
+                 with_values ? csr.values.data() : nullptr);
+  return csr;
+}
+
+// Degree order of one side (as sfac_sparse_degree_order), or the identity.
+std::vector<int32_t> side_order(const sfac::SparseMatrix& m, sfac_axis axis, bool reorder) {
+  const int64_t n = axis == SFAC_AXIS_ROWS ? m.rows() : m.cols();
+  std::vector<int32_t> order(static_cast<size_t>(n));
+  if (reorder && n > 0) {
+    m.degree_order(axis, order.data());
+  } else {
+    for (int64_t i = 0; i < n; ++i) order[i] = static_cast<int32_t>(i);
+  }
+  return order;
+}
+
+template <typename T>
+void copy_out(const std::vector<T>& from, T* to) {
+  if (to) std::copy(from.begin(), from.end(), to);
+}
+
+}  // namespace
+
+extern "C" {
+
+sfac_status sfac_sparse_bals_sizes(const sfac_sparse* matrix, int64_t tile_rows,
+                                   int64_t tile_cols, uint32_t flags, int64_t* tile_rows_out,
+                                   int64_t* tile_cols_out, int64_t* tiles,
+                                   int64_t* tile_col_count) {
+  SFAC_API_BEGIN
+  const auto& m = *checked(matrix, "matrix").impl;
+  const bool reorder = reorder_flag(flags);
+  const sfac::BalsShape shape =
+      sfac::bals_shape(m.rows(), m.cols(), m.nnz(), tile_rows, tile_cols, true);
+  int64_t count = 0;
+  if (tile_col_count) {
+    const sfac::HostCsr csr = host_csr(m, false);
+    const std::vector<int32_t> rows = side_order(m, SFAC_AXIS_ROWS, reorder);
+    count = sfac::bals_tile_col_count(csr, shape, reorder ? rows.data() : nullptr);
+  }
+  if (tile_rows_out) *tile_rows_out = shape.tile_rows;
+  if (tile_cols_out) *tile_cols_out = shape.tile_cols;
+  if (tiles) *tiles = shape.tiles;
+  if (tile_col_count) *tile_col_count = count;
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_download_bals(const sfac_sparse* matrix, int64_t tile_rows,
+                                      int64_t tile_cols, uint32_t flags, int64_t* tile_ptr,
+                                      int32_t* tile_col, int64_t* seg_ptr, int32_t* seg_col,
+                                      float* values, int32_t* row_order, int32_t* col_order) {
+  SFAC_API_BEGIN
+  const auto& m = *checked(matrix, "matrix").impl;
+  const bool reorder = reorder_flag(flags);
+  const sfac::BalsShape shape =
+      sfac::bals_shape(m.rows(), m.cols(), m.nnz(), tile_rows, tile_cols, true);
+  const std::vector<int32_t> rows = side_order(m, SFAC_AXIS_ROWS, reorder);
+  const std::vector<int32_t> cols = side_order(m, SFAC_AXIS_COLS, reorder);
+  copy_out(rows, row_order);
+  copy_out(cols, col_order);
+  if (tile_ptr || tile_col || seg_ptr || seg_col || values) {
+    const sfac::HostCsr csr = host_csr(m, true);
+    const sfac::BalsLayout layout =
+        sfac::to_bals(csr, shape, reorder ? rows.data() : nullptr,
+                      reorder ? cols.data() : nullptr, m.backend().num_threads());
+    copy_out(layout.tile_ptr, tile_ptr);
+    copy_out(layout.tile_col, tile_col);
+    copy_out(layout.seg_ptr, seg_ptr);
+    copy_out(layout.seg_col, seg_col);
+    copy_out(layout.values, values);
+  }
+  SFAC_API_END
+}
+
+sfac_status sfac_sparse_create_bals(sfac_context* ctx, int64_t rows, int64_t cols,
+                                    int64_t tile_rows, int64_t tile_cols, const int64_t* tile_ptr,
+                                    const int32_t* tile_col, const int64_t* seg_ptr,
+                                    const int32_t* seg_col, const float* values,
+                                    const int32_t* row_order, const int32_t* col_order,
+                                    sfac_sparse** out) {
+  SFAC_API_BEGIN
+  auto& backend = *checked(ctx, "ctx").impl.backend;
+  require_pointer(out, "out");
+  *out = adopt_sparse(backend, sfac::csr_from_bals(rows, cols, tile_rows, tile_cols, tile_ptr,
+                                                   tile_col, seg_ptr, seg_col, values, row_order,
+                                                   col_order, backend.num_threads()))
+             .release();
+  SFAC_API_END
+}
+
+}  // extern "C"
