@@ -53,7 +53,8 @@ __device__ bool factor_augmented(float* l, int d) {
       if (k < j) acc0 = fmaf(c[i], c[j], acc0);
     }
     const float dot = acc0 + acc1;
-    __syncthreads();
+    // Thread 0 holds row j's own dot: the pivot needs no barrier before it (the dots read only
+    // columns before j).
     if (threadIdx.x == 0) {
       const float pivot = column_j[j] - dot;
       column_j[j] = pivot > 0.0f && isfinite(pivot) ? sqrtf(pivot) : -1.0f;
