@@ -14,7 +14,7 @@ from ._errors import __all__ as _error_names
 from ._models import (SGD, AlternatingLeastSquares, ImplicitALS, MatrixFactorization,
                       Trainer, load_model)
 from ._sddmm import SddmmPlan, sddmm
-from ._sparse import IdMap, SparseMatrix
+from ._sparse import Bals, IdMap, SparseMatrix
 
 __version__ = _core.sfac_version_string()
 
@@ -25,7 +25,8 @@ def build_info():
 
 
 __all__ = [
-    "Context", "default_context", "cuda_device_count", "SparseMatrix", "IdMap", "DenseMatrix",
+    "Context", "default_context", "cuda_device_count", "SparseMatrix", "IdMap", "Bals",
+    "DenseMatrix",
     "sddmm", "SddmmPlan", "MatrixFactorization", "AlternatingLeastSquares", "ImplicitALS",
     "SGD", "Trainer", "load_model", "synthesize_ratings", "train_test_split", "leave_k_out_split",
     "build_info",

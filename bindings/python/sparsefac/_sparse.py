@@ -1,6 +1,7 @@
 """SparseMatrix (COO/CSR/CSC arrays, scipy.sparse, files) and IdMap."""
 
 import os
+from typing import NamedTuple, Tuple
 
 import numpy as np
 
@@ -32,6 +33,48 @@ def _checked_values(values, nnz, name="values"):
     if vals.size != nnz:
         raise ValueError(f"{name} has {vals.size} entries, expected {nnz}")
     return vals
+
+
+class Bals(NamedTuple):
+    """A matrix in the BALS tiled layout (docs/bals-format.md), as `SparseMatrix.to_bals`
+    returns it and `SparseMatrix.from_bals` takes it. Tiles of tile_rows x tile_cols are
+    numbered row-major over the (reordered) matrix; segment s = t * tile_rows + r is row r of
+    tile t.
+
+    tile_ptr  int64, tiles + 1: offsets of each tile's slice of tile_col
+    tile_col  int32: each tile's distinct (reordered) global columns, in order of first
+              appearance
+    seg_ptr   int64, tiles * tile_rows + 1: offsets of each segment in seg_col and values
+    seg_col   int32, nnz: each nonzero's local column (position in its tile's slice)
+    values    float32, nnz
+    row_order int32, rows: original row of each reordered row (identity without reordering)
+    col_order int32, cols: original column of each reordered column
+    """
+
+    shape: Tuple[int, int]
+    tile_rows: int
+    tile_cols: int
+    tile_ptr: np.ndarray
+    tile_col: np.ndarray
+    seg_ptr: np.ndarray
+    seg_col: np.ndarray
+    values: np.ndarray
+    row_order: np.ndarray
+    col_order: np.ndarray
+
+    @property
+    def tiles(self):
+        return self.tile_ptr.size - 1
+
+    @property
+    def nnz(self):
+        return int(self.seg_ptr[-1])
+
+
+def _checked_length(arr, expected, name, what):
+    if arr is not None and arr.size != expected:
+        raise ValueError(f"{name} has {arr.size} entries, expected {what} = {expected}")
+    return arr
 
 
 def is_scipy_sparse(obj):
@@ -136,6 +179,54 @@ class SparseMatrix(Handle):
         matrix.col_ids = IdMap(cmap) if cmap is not None else None
         return matrix
 
+    @classmethod
+    def from_bals(cls, bals, context=None):
+        """From the BALS tiled layout: a `Bals` (as `to_bals` returns) or any object with its
+        attributes (shape, tile_rows, tile_cols, tile_ptr, tile_col, seg_ptr, seg_col, values,
+        row_order, col_order). values=None makes a pattern matrix (all ones); row_order /
+        col_order None are identities; tile_col and seg_col may be None only when they would be
+        empty. Every offset and index is checked by the library: the first violation raises
+        (OutOfRangeError for an index outside its range, DuplicateEntryError for a repeated
+        entry, InvalidValueError for a non-finite value, InvalidArgumentError otherwise), its
+        message naming the array, the tile or segment and the position. The matrix is stored in
+        the original numbering, like any other."""
+        m, n = _shape2(getattr(bals, "shape", None))
+        tile_rows, tile_cols = int(bals.tile_rows), int(bals.tile_cols)
+
+        def optional(name, convert):
+            value = getattr(bals, name, None)
+            return None if value is None else convert(value, name)
+
+        tile_ptr = as_int64(bals.tile_ptr, "tile_ptr")
+        seg_ptr = as_int64(bals.seg_ptr, "seg_ptr")
+        tile_col = optional("tile_col", as_int32)
+        seg_col = optional("seg_col", as_int32)
+        row_order = optional("row_order", as_int32)
+        col_order = optional("col_order", as_int32)
+        values = getattr(bals, "values", None)
+        # The C API cannot check lengths. Shapes and tile sizes it rejects before reading any
+        # array, so lengths are checked here only for a valid grid.
+        if m >= 0 and n >= 0 and tile_rows >= 1 and tile_cols >= 1:
+            tiles = -(-m // tile_rows) * -(-n // tile_cols)
+            _checked_length(tile_ptr, tiles + 1, "tile_ptr", "tiles + 1")
+            _checked_length(seg_ptr, tiles * tile_rows + 1, "seg_ptr", "tiles * tile_rows + 1")
+            listed, nnz = int(tile_ptr[-1]), int(seg_ptr[-1])
+            if 0 <= listed <= nnz:  # else the library explains what is wrong with the offsets
+                _checked_length(tile_col, listed, "tile_col", "tile_ptr[-1]")
+            if nnz >= 0:
+                _checked_length(seg_col, nnz, "seg_col", "seg_ptr[-1]")
+                values = _checked_values(values, nnz)
+            else:
+                values = None if values is None else as_float32(values, "values").reshape(-1)
+            _checked_length(row_order, m, "row_order", "rows")
+            _checked_length(col_order, n, "col_order", "cols")
+        else:
+            values = None if values is None else as_float32(values, "values").reshape(-1)
+        ctx = resolve(context)
+        ptr = call(_core.sfac_sparse_create_bals, ctx, m, n, tile_rows, tile_cols, tile_ptr,
+                   tile_col, seg_ptr, seg_col, values, row_order, col_order)
+        return cls(ptr, ctx)
+
     def like(self, values=None):
         """A matrix with this pattern and its own values (row-major order; None = zeros)."""
         vals = _checked_values(values, self.nnz)
@@ -237,6 +328,29 @@ class SparseMatrix(Handle):
         r = None if row_order is None else as_order(row_order, rows, "row_order", "rows")
         c = None if col_order is None else as_order(col_order, cols, "col_order", "cols")
         return SparseMatrix(call(_core.sfac_sparse_permute, self, r, c), self.context)
+
+    # ---- BALS tiled layout -----------------------------------------------------------------
+
+    def to_bals(self, tile_rows=0, tile_cols=0, reorder=False):
+        """The BALS tiled layout (docs/bals-format.md) as a `Bals`. tile_rows / tile_cols 0
+        let the library choose (min(1024, rows) x min(256, cols)); the resolved sizes are in the
+        result. reorder=True first renumbers rows and columns by degree, most first (row_order
+        and col_order are then `degree_order("rows")` and `degree_order("cols")`; else
+        identities). `SparseMatrix.from_bals` takes the result back."""
+        flags = _core.SFAC_BALS_REORDER if reorder else _core.SFAC_BALS_DEFAULT
+        rows, cols, nnz = call(_core.sfac_sparse_get_shape, self)
+        sizes = np.zeros(4, np.int64)  # tile_rows, tile_cols, tiles, tile_col_count
+        call(_core.sfac_sparse_bals_sizes, self, int(tile_rows), int(tile_cols), flags,
+             sizes[0:1], sizes[1:2], sizes[2:3], sizes[3:4])
+        tr, tc, tiles, listed = (int(x) for x in sizes)
+        bals = Bals(shape=(rows, cols), tile_rows=tr, tile_cols=tc,
+                    tile_ptr=np.empty(tiles + 1, np.int64), tile_col=np.empty(listed, np.int32),
+                    seg_ptr=np.empty(tiles * tr + 1, np.int64), seg_col=np.empty(nnz, np.int32),
+                    values=np.empty(nnz, np.float32), row_order=np.empty(rows, np.int32),
+                    col_order=np.empty(cols, np.int32))
+        call(_core.sfac_sparse_download_bals, self, tr, tc, flags, bals.tile_ptr, bals.tile_col,
+             bals.seg_ptr, bals.seg_col, bals.values, bals.row_order, bals.col_order)
+        return bals
 
     def write_matrix_market(self, path):
         call(_core.sfac_write_matrix_market, self, os.fspath(path))

@@ -296,4 +296,115 @@ public final class SparseMatrix extends NativeHandle {
     }
     return adopt(out);
   }
+
+  /** The BALS layout with tiles chosen by the library, rows and columns in their order. */
+  public Bals toBals() {
+    return toBals(0, 0, false);
+  }
+
+  /**
+   * The BALS tiled layout (docs/bals-format.md) with tiles of {@code tileRows x tileCols}
+   * (0 = chosen by the library: min(1024, rows) x min(256, cols); the result holds the sizes
+   * used). With {@code reorder}, rows and columns are first renumbered by degree, most first
+   * ({@link Bals#rowOrder()} and {@link Bals#colOrder()} are then {@link #degreeOrder} of each
+   * side); else both orders are identities. {@link #fromBals} takes the result back.
+   * Negative tile sizes, or tiles so far from the matrix's size that the layout would exceed
+   * the library's segment limit, are {@link Status#INVALID_ARGUMENT}.
+   */
+  public Bals toBals(long tileRows, long tileCols, boolean reorder) {
+    int flags = reorder ? sfac_bals_flags.SFAC_BALS_REORDER : sfac_bals_flags.SFAC_BALS_DEFAULT;
+    long[] s = shape();
+    long[] tr = new long[1];
+    long[] tc = new long[1];
+    long[] tiles = new long[1];
+    long[] listed = new long[1];
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_sparse_bals_sizes(
+          self.address, tileRows, tileCols, flags, tr, tc, tiles, listed));
+    }
+    int nnz = Shapes.length(s[2], "nnz");
+    long segments;
+    try {
+      segments = Math.multiplyExact(tiles[0], tr[0]);
+    } catch (ArithmeticException e) {
+      throw new SparsefacException(Status.OUT_OF_RANGE,
+          "tiles * tileRows = " + tiles[0] + " * " + tr[0] + " does not fit in a Java array");
+    }
+    Bals bals = new Bals(tr[0], tc[0],
+        new long[Shapes.length(tiles[0] + 1, "tiles + 1")],
+        new int[Shapes.length(listed[0], "tile columns")],
+        new long[Shapes.length(segments + 1, "tiles * tileRows + 1")],
+        new int[nnz], new float[nnz],
+        new int[Shapes.length(s[0], "rows")], new int[Shapes.length(s[1], "cols")]);
+    try (Lease self = lease()) {
+      SparsefacException.check(Native.sfac_sparse_download_bals(self.address, tr[0], tc[0],
+          flags, bals.tilePtr(), bals.tileCol(), bals.segPtr(), bals.segCol(), bals.values(),
+          bals.rowOrder(), bals.colOrder()));
+    }
+    return bals;
+  }
+
+  /**
+   * From the BALS tiled layout of a {@code rows x cols} matrix (as {@link #toBals} returns it).
+   * Array lengths are checked here ({@link Status#SHAPE_MISMATCH}); every offset and index is
+   * checked by the library, which reports the first violation ({@link Status#OUT_OF_RANGE} for an
+   * index out of range, {@link Status#DUPLICATE_ENTRY} for a repeated entry,
+   * {@link Status#INVALID_VALUE} for a non-finite value, {@link Status#INVALID_ARGUMENT}
+   * otherwise), naming the array, the tile or segment and the position. The matrix is stored in
+   * the original numbering, like any other.
+   */
+  public static SparseMatrix fromBals(Context ctx, long rows, long cols, Bals bals) {
+    Objects.requireNonNull(bals, "bals");
+    Objects.requireNonNull(bals.tilePtr(), "tilePtr");
+    Objects.requireNonNull(bals.segPtr(), "segPtr");
+    long tr = bals.tileRows();
+    long tc = bals.tileCols();
+    // The library rejects a bad shape or tile size before reading any array; for a valid grid
+    // the lengths, which it cannot see, are checked here.
+    if (rows >= 0 && rows <= Integer.MAX_VALUE && cols >= 0 && cols <= Integer.MAX_VALUE
+        && tr >= 1 && tc >= 1) {
+      long tiles = ((rows + tr - 1) / tr) * ((cols + tc - 1) / tc);
+      Shapes.requireLength(bals.tilePtr(), Shapes.length(tiles + 1, "tiles + 1"), "tilePtr",
+          "tiles + 1");
+      long segments = tr > (Long.MAX_VALUE - 1) / Math.max(tiles, 1) ? Long.MAX_VALUE - 1
+          : tiles * tr;
+      Shapes.requireLength(bals.segPtr(), Shapes.length(segments + 1, "tiles * tileRows + 1"),
+          "segPtr", "tiles * tileRows + 1");
+      long listed = bals.tilePtr()[bals.tilePtr().length - 1];
+      long nnz = bals.segPtr()[bals.segPtr().length - 1];
+      if (bals.tileCol() != null && listed >= 0 && listed <= nnz) {
+        requireLength(bals.tileCol(), listed, "tileCol", "tilePtr[tiles]");
+      }
+      if (nnz >= 0) { // else the library explains what is wrong with segPtr
+        if (bals.segCol() != null) {
+          requireLength(bals.segCol(), nnz, "segCol", "segPtr[tiles * tileRows]");
+        }
+        if (bals.values() != null) {
+          requireLength(bals.values(), nnz, "values", "segPtr[tiles * tileRows]");
+        }
+      }
+      if (bals.rowOrder() != null) {
+        Shapes.requireLength(bals.rowOrder(), (int) rows, "rowOrder", "rows");
+      }
+      if (bals.colOrder() != null) {
+        Shapes.requireLength(bals.colOrder(), (int) cols, "colOrder", "cols");
+      }
+    }
+    long[] out = new long[1];
+    try (Lease c = ctx.lease()) {
+      SparsefacException.check(Native.sfac_sparse_create_bals(c.address, rows, cols, tr, tc,
+          bals.tilePtr(), bals.tileCol(), bals.segPtr(), bals.segCol(), bals.values(),
+          bals.rowOrder(), bals.colOrder(), out));
+    }
+    return adopt(out);
+  }
+
+  private static void requireLength(Object array, long length, String name, String expected) {
+    if (length > Integer.MAX_VALUE) {
+      throw new SparsefacException(Status.SHAPE_MISMATCH, name + " has "
+          + java.lang.reflect.Array.getLength(array) + " entries, expected " + length + " ("
+          + expected + ")");
+    }
+    Shapes.requireLength(array, (int) length, name, expected);
+  }
 }

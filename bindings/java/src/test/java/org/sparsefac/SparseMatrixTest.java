@@ -316,6 +316,111 @@ class SparseMatrixTest {
     }
   }
 
+  // docs/bals-format.md's worked example: 5 x 6, tiles of 2 x 3.
+  static final int[] BALS_ROWS = {0, 0, 0, 1, 1, 1, 2, 4, 4, 4};
+  static final int[] BALS_COLS = {0, 2, 4, 0, 1, 3, 5, 1, 2, 3};
+  static final float[] BALS_VALUES = {1f, 2f, 3f, 4f, 5f, 6f, 7f, 8f, 9f, 10f};
+
+  @Test
+  void balsLayoutRoundTrip() {
+    try (Context ctx = Context.cpu(1, 0);
+        SparseMatrix m = SparseMatrix.fromCoo(ctx, 5, 6, BALS_ROWS, BALS_COLS, BALS_VALUES)) {
+      Bals b = m.toBals(2, 3, false);
+      assertEquals(2, b.tileRows());
+      assertEquals(3, b.tileCols());
+      assertEquals(6, b.tiles());
+      assertEquals(10, b.nnz());
+      assertArrayEquals(new long[] {0, 3, 5, 5, 6, 8, 9}, b.tilePtr());
+      assertArrayEquals(new int[] {0, 2, 1, 4, 3, 5, 1, 2, 3}, b.tileCol());
+      assertArrayEquals(new long[] {0, 2, 4, 5, 6, 6, 6, 7, 7, 9, 9, 10, 10}, b.segPtr());
+      assertArrayEquals(new int[] {0, 1, 0, 2, 0, 1, 0, 0, 1, 0}, b.segCol());
+      assertArrayEquals(new float[] {1f, 2f, 4f, 5f, 3f, 6f, 7f, 8f, 9f, 10f}, b.values());
+      assertArrayEquals(new int[] {0, 1, 2, 3, 4}, b.rowOrder());
+      assertArrayEquals(new int[] {0, 1, 2, 3, 4, 5}, b.colOrder());
+
+      Bals r = m.toBals(2, 3, true);
+      assertArrayEquals(new int[] {0, 1, 4, 2, 3}, r.rowOrder());
+      assertArrayEquals(m.degreeOrder(SparseMatrix.Axis.ROWS), r.rowOrder());
+      assertArrayEquals(m.degreeOrder(SparseMatrix.Axis.COLS), r.colOrder());
+
+      Bals chosen = m.toBals();
+      assertEquals(5, chosen.tileRows());
+      assertEquals(6, chosen.tileCols());
+      assertEquals(1, chosen.tiles());
+
+      SparseMatrix.Compressed csr = m.toCsr();
+      for (Bals layout : new Bals[] {b, r, chosen, m.toBals(1, 1, true), m.toBals(4, 5, true)}) {
+        try (SparseMatrix back = SparseMatrix.fromBals(ctx, 5, 6, layout)) {
+          SparseMatrix.Compressed again = back.toCsr();
+          assertArrayEquals(csr.offsets(), again.offsets());
+          assertArrayEquals(csr.indices(), again.indices());
+          assertArrayEquals(csr.values(), again.values());
+        }
+      }
+      // values null: a pattern; orders null: identities.
+      try (SparseMatrix pattern = SparseMatrix.fromBals(ctx, 5, 6, new Bals(2, 3, b.tilePtr(),
+          b.tileCol(), b.segPtr(), b.segCol(), null, null, null))) {
+        assertArrayEquals(csr.indices(), pattern.toCsr().indices());
+        assertArrayEquals(new float[] {1f, 1f, 1f, 1f, 1f, 1f, 1f, 1f, 1f, 1f}, pattern.values());
+      }
+    }
+    try (Context ctx = Context.cpu(1, 0);
+        SparseMatrix empty = SparseMatrix.fromCoo(ctx, 4, 3, new int[0], new int[0], null);
+        SparseMatrix back = SparseMatrix.fromBals(ctx, 4, 3, empty.toBals())) {
+      assertEquals(0, back.nnz());
+      assertEquals(4, back.rows());
+    }
+  }
+
+  @Test
+  void badBalsInputGivesPreciseErrors() {
+    try (Context ctx = Context.cpu(1, 0);
+        SparseMatrix m = SparseMatrix.fromCoo(ctx, 5, 6, BALS_ROWS, BALS_COLS, BALS_VALUES)) {
+      Bals b = m.toBals(2, 3, false);
+      int[] tileCol = b.tileCol().clone();
+      tileCol[3] = 7; // tile 1 covers columns 3..5
+      SparsefacException column = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromBals(ctx, 5, 6, new Bals(2, 3, b.tilePtr(), tileCol, b.segPtr(),
+              b.segCol(), b.values(), b.rowOrder(), b.colOrder())));
+      assertEquals(Status.OUT_OF_RANGE, column.status());
+      assertTrue(column.getMessage().contains("tile_col[3] = 7"), column.getMessage());
+
+      int[] segCol = b.segCol().clone();
+      segCol[4] = 2; // tile 1 lists 2 columns
+      SparsefacException local = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromBals(ctx, 5, 6, new Bals(2, 3, b.tilePtr(), b.tileCol(),
+              b.segPtr(), segCol, b.values(), null, null)));
+      assertEquals(Status.OUT_OF_RANGE, local.status());
+      assertTrue(local.getMessage().contains("seg_col[4]"), local.getMessage());
+
+      float[] values = b.values().clone();
+      values[1] = Float.NaN;
+      SparsefacException nan = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromBals(ctx, 5, 6, new Bals(2, 3, b.tilePtr(), b.tileCol(),
+              b.segPtr(), b.segCol(), values, null, null)));
+      assertEquals(Status.INVALID_VALUE, nan.status());
+
+      SparsefacException length = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromBals(ctx, 5, 6, new Bals(2, 3, b.tilePtr(), b.tileCol(),
+              java.util.Arrays.copyOf(b.segPtr(), 12), b.segCol(), b.values(), null, null)));
+      assertEquals(Status.SHAPE_MISMATCH, length.status());
+      assertTrue(length.getMessage().contains("segPtr has 12 entries, expected 13"),
+          length.getMessage());
+
+      SparsefacException tiles = assertThrows(SparsefacException.class,
+          () -> SparseMatrix.fromBals(ctx, 5, 6, new Bals(0, 3, b.tilePtr(), b.tileCol(),
+              b.segPtr(), b.segCol(), b.values(), null, null)));
+      assertEquals(Status.INVALID_ARGUMENT, tiles.status());
+      assertTrue(tiles.getMessage().contains("tile_rows"), tiles.getMessage());
+
+      assertEquals(Status.INVALID_ARGUMENT,
+          assertThrows(SparsefacException.class, () -> m.toBals(-1, 3, false)).status());
+      assertEquals(Status.INVALID_ARGUMENT,
+          assertThrows(SparsefacException.class, () -> m.toBals(1L << 40, 1, false)).status());
+      assertThrows(NullPointerException.class, () -> SparseMatrix.fromBals(ctx, 5, 6, null));
+    }
+  }
+
   /** The matrix as a dense array, built from its triplets. */
   static float[][] dense(SparseMatrix m) {
     float[][] out = new float[(int) m.rows()][(int) m.cols()];
