@@ -44,6 +44,8 @@ sfac_file_format detect_format(const InputFile& file) {
     return SFAC_FORMAT_MATRIX_MARKET;
   }
   const Field first = first_data_line(file);
+  // No data line: begin = end = null, and null + 1 would be undefined.
+  if (first.begin == first.end) return ext == "csv" ? SFAC_FORMAT_CSV : SFAC_FORMAT_TRIPLETS;
   for (const char* p = first.begin; p + 1 < first.end; ++p) {
     if (p[0] == ':' && p[1] == ':') return SFAC_FORMAT_MOVIELENS_DAT;
   }
