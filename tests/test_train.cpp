@@ -388,7 +388,7 @@ TEST(TrainOptions, DefaultsDependOnTheAlgorithmAndRoundTrip) {
 
 TEST(TrainOptions, BadValuesAreRejectedAndLeaveTheOptionUnchanged) {
   Options o = make_options(SFAC_ALGO_ALS);
-  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "out of range",
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "SFAC_OPT_RANK (option 1) = 0 is out of range",
                     sfac_train_options_set_int(o.get(), SFAC_OPT_RANK, 0));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "out of range",
                     sfac_train_options_set_double(o.get(), SFAC_OPT_LAMBDA, -0.1));

@@ -1,6 +1,7 @@
 #include "core/train_options.h"
 
 #include <cmath>
+#include <string>
 
 #include "core/error.h"
 
@@ -44,8 +45,64 @@ void require_known(sfac_option option) {
                "unknown training option ", static_cast<int>(option));
 }
 
+// "SFAC_OPT_RANK (option 1)": messages name the option as the header spells it.
+std::string option_label(sfac_option option) {
+  const char* name = "";
+  switch (option) {
+    case SFAC_OPT_RANK:
+      name = "SFAC_OPT_RANK";
+      break;
+    case SFAC_OPT_ITERATIONS:
+      name = "SFAC_OPT_ITERATIONS";
+      break;
+    case SFAC_OPT_LAMBDA:
+      name = "SFAC_OPT_LAMBDA";
+      break;
+    case SFAC_OPT_LAMBDA_USER:
+      name = "SFAC_OPT_LAMBDA_USER";
+      break;
+    case SFAC_OPT_LAMBDA_ITEM:
+      name = "SFAC_OPT_LAMBDA_ITEM";
+      break;
+    case SFAC_OPT_USE_BIASES:
+      name = "SFAC_OPT_USE_BIASES";
+      break;
+    case SFAC_OPT_INIT_SCALE:
+      name = "SFAC_OPT_INIT_SCALE";
+      break;
+    case SFAC_OPT_DETERMINISTIC:
+      name = "SFAC_OPT_DETERMINISTIC";
+      break;
+    case SFAC_OPT_DEVICE_MEMORY_LIMIT:
+      name = "SFAC_OPT_DEVICE_MEMORY_LIMIT";
+      break;
+    case SFAC_OPT_ALS_REGULARIZATION:
+      name = "SFAC_OPT_ALS_REGULARIZATION";
+      break;
+    case SFAC_OPT_ALS_SOLVER:
+      name = "SFAC_OPT_ALS_SOLVER";
+      break;
+    case SFAC_OPT_ALS_CG_STEPS:
+      name = "SFAC_OPT_ALS_CG_STEPS";
+      break;
+    case SFAC_OPT_IMPLICIT_ALPHA:
+      name = "SFAC_OPT_IMPLICIT_ALPHA";
+      break;
+    case SFAC_OPT_SGD_LEARNING_RATE:
+      name = "SFAC_OPT_SGD_LEARNING_RATE";
+      break;
+    case SFAC_OPT_SGD_DECAY:
+      name = "SFAC_OPT_SGD_DECAY";
+      break;
+    case SFAC_OPT_SGD_SCALE_RATINGS:
+      name = "SFAC_OPT_SGD_SCALE_RATINGS";
+      break;
+  }
+  return std::string(name) + " (option " + std::to_string(static_cast<int>(option)) + ")";
+}
+
 void require_range(bool ok, sfac_option option, double value, const char* range) {
-  SFAC_REQUIRE(ok, SFAC_ERR_INVALID_ARGUMENT, "option ", static_cast<int>(option), " = ", value,
+  SFAC_REQUIRE(ok, SFAC_ERR_INVALID_ARGUMENT, option_label(option), " = ", value,
                " is out of range: must be ", range);
 }
 
@@ -120,8 +177,8 @@ void TrainOptions::set_double(sfac_option option, double value) {
   require_known(option);
   SFAC_REQUIRE(is_double_option(option), SFAC_ERR_INVALID_ARGUMENT, "option ",
                static_cast<int>(option), " takes an integer: use sfac_train_options_set_int");
-  SFAC_REQUIRE(std::isfinite(value), SFAC_ERR_INVALID_VALUE, "option ", static_cast<int>(option),
-               " = ", value, " is not finite");
+  SFAC_REQUIRE(std::isfinite(value), SFAC_ERR_INVALID_VALUE, option_label(option), " = ", value,
+               " is not finite");
   switch (option) {
     case SFAC_OPT_LAMBDA:
       require_range(value >= 0, option, value, ">= 0");

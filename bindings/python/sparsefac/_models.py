@@ -18,6 +18,26 @@ _ALGO_IALS = _core.SFAC_ALGO_IALS
 _ALGO_SGD = _core.SFAC_ALGO_SGD
 
 
+
+# The keyword argument behind each option, for error messages.
+_OPTION_PARAMETERS = {
+    _core.SFAC_OPT_RANK: "factors",
+    _core.SFAC_OPT_ITERATIONS: "iterations",
+    _core.SFAC_OPT_DETERMINISTIC: "deterministic",
+    _core.SFAC_OPT_LAMBDA: "regularization",
+    _core.SFAC_OPT_LAMBDA_USER: "lambda_user",
+    _core.SFAC_OPT_LAMBDA_ITEM: "lambda_item",
+    _core.SFAC_OPT_INIT_SCALE: "init_scale",
+    _core.SFAC_OPT_USE_BIASES: "use_biases",
+    _core.SFAC_OPT_ALS_SOLVER: "use_cg",
+    _core.SFAC_OPT_ALS_CG_STEPS: "cg_steps",
+    _core.SFAC_OPT_ALS_REGULARIZATION: "weighted_regularization",
+    _core.SFAC_OPT_IMPLICIT_ALPHA: "alpha",
+    _core.SFAC_OPT_SGD_SCALE_RATINGS: "scale_ratings",
+    _core.SFAC_OPT_SGD_LEARNING_RATE: "learning_rate",
+    _core.SFAC_OPT_SGD_DECAY: "decay",
+}
+
 class _ModelHandle(Handle):
     _destroy = staticmethod(_core.sfac_model_destroy)
     _kind = "model"
@@ -117,12 +137,21 @@ class MatrixFactorization:
 
     def _make_options(self):
         options = _Options(_core.sfac_train_options_create(self._algorithm))
-        for key, value in self._ints().items():
-            if value is not None:
-                call(_core.sfac_train_options_set_int, options, key, int(value))
-        for key, value in self._doubles().items():
-            if value is not None:
-                call(_core.sfac_train_options_set_double, options, key, float(value))
+        for setter, convert, values in ((_core.sfac_train_options_set_int, int, self._ints()),
+                                        (_core.sfac_train_options_set_double, float,
+                                         self._doubles())):
+            for key, value in values.items():
+                if value is None:
+                    continue
+                try:
+                    call(setter, options, key, convert(value))
+                except SparsefacError as err:
+                    # Name the keyword argument the caller wrote, not the C option.
+                    name = _OPTION_PARAMETERS.get(key)
+                    if name is None:
+                        raise
+                    raise type(err)(f"{name}={value!r}: {err.message}", err.status,
+                                    err.code) from None
         return options
 
     def _context(self):

@@ -262,9 +262,10 @@ def test_predict_and_fit_bad_input(explicit_data):
         model.user_factors = np.zeros((3, 8))
     with pytest.raises(sf.InvalidValueError):
         model.item_factors = np.full((1000, 8), np.nan)
-    with pytest.raises(sf.InvalidArgumentError):
+    # Messages name the keyword argument (and the C option behind it).
+    with pytest.raises(sf.InvalidArgumentError, match=r"factors=0: SFAC_OPT_RANK \(option 1\)"):
         sf.AlternatingLeastSquares(factors=0).fit(train)
-    with pytest.raises(sf.InvalidArgumentError):
+    with pytest.raises(sf.InvalidArgumentError, match="learning_rate=-1.0"):
         sf.SGD(learning_rate=-1.0).fit(train)
     with pytest.raises(TypeError):
         model.fit(np.eye(3))
