@@ -23,18 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_check.h"
 #include "bench_flags.h"
 #include "sparsefac/sparsefac.h"
 
 namespace {
 
-void check(sfac_status status, const char* what) {
-  if (status != SFAC_OK) {
-    std::fprintf(stderr, "%s failed: %s: %s\n", what, sfac_status_string(status),
-                 sfac_last_error());
-    std::exit(1);
-  }
-}
+using bench::check;
 
 struct Csr {
   int64_t rows = 0, cols = 0;

@@ -95,13 +95,7 @@ class CudaAlsTrainer final : public Trainer {
     // The ratings' values are copied: the caller may change the matrix's values while training.
     std::vector<float> host_values(static_cast<size_t>(nnz_));
     ratings.download_csr(nullptr, nullptr, host_values.data());
-    if (implicit_) {
-      const auto bad =
-          std::find_if(host_values.begin(), host_values.end(), [](float r) { return r < 0.0f; });
-      SFAC_REQUIRE(bad == host_values.end(), SFAC_ERR_INVALID_VALUE,
-                   "implicit feedback needs ratings >= 0 (counts, durations), found ", *bad,
-                   " at nonzero ", bad - host_values.begin());
-    }
+    if (implicit_) require_implicit_ratings(host_values.data(), nnz_);
     if (biases_) global_mean_ = static_cast<float>(mean_rating(host_values.data(), nnz_));
     csr_values_ = DeviceBuffer<float>(static_cast<size_t>(nnz_), own);
     csr_values_.upload(host_values.data(), static_cast<size_t>(nnz_));
@@ -122,16 +116,10 @@ class CudaAlsTrainer final : public Trainer {
     items_.lambda = options.lambda_item;
     build_segments(users_, users_.offsets, own);
     build_segments(items_, items_.offsets, own);
-    std::vector<float> host;
     for (auto [side, which] : {std::pair(&users_, FactorSide::users),
                                std::pair(&items_, FactorSide::items)}) {
-      // The core's starting factors, one row of `stride` per id; the extra column stays 1.
-      const std::vector<float> init =
-          initial_factors(seed, which, side->n, rank_, options.init_scale);
-      host.assign(static_cast<size_t>(side->n * stride_), 1.0f);
-      for (int64_t i = 0; i < side->n; ++i) {
-        std::copy_n(init.begin() + i * rank_, rank_, host.begin() + i * stride_);
-      }
+      const std::vector<float> host =
+          initial_factors(seed, which, side->n, rank_, stride_, options.init_scale);
       side->factors = DeviceBuffer<float>(host.size(), own);
       side->factors.upload(host.data(), host.size());
       if (biases_) {
@@ -286,7 +274,7 @@ class CudaAlsTrainer final : public Trainer {
     }
   }
 
-  // The sum of the first `count` partials of `slot` (of `slots` per block), in block order.
+  // Each of the `slots` sums over the blocks' partials (slots per block), in block order.
   std::vector<double> sum_partials(int slots) const {
     const int blocks = kernels::als_objective_blocks();
     std::vector<double> host(static_cast<size_t>(blocks * slots));

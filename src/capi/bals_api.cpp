@@ -14,23 +14,9 @@ using sfac::capi::require_pointer;
 namespace {
 
 bool reorder_flag(uint32_t flags) {
-  SFAC_REQUIRE((flags & ~static_cast<uint32_t>(SFAC_BALS_REORDER)) == 0,
-               SFAC_ERR_INVALID_ARGUMENT, "flags = ", flags,
-               " has bits other than SFAC_BALS_REORDER");
+  SFAC_REQUIRE((flags & ~static_cast<uint32_t>(SFAC_BALS_REORDER)) == 0, SFAC_ERR_INVALID_ARGUMENT,
+               "flags = ", flags, " has bits other than SFAC_BALS_REORDER");
   return (flags & SFAC_BALS_REORDER) != 0;
-}
-
-// The matrix's pattern (and values when asked) as a host CSR.
-sfac::HostCsr host_csr(const sfac::SparseMatrix& m, bool with_values) {
-  sfac::HostCsr csr;
-  csr.rows = m.rows();
-  csr.cols = m.cols();
-  csr.offsets.resize(static_cast<size_t>(m.rows()) + 1);
-  csr.indices.resize(static_cast<size_t>(m.nnz()));
-  if (with_values) csr.values.resize(static_cast<size_t>(m.nnz()));
-  m.download_csr(csr.offsets.data(), csr.indices.data(),
-                 with_values ? csr.values.data() : nullptr);
-  return csr;
 }
 
 // Degree order of one side (as sfac_sparse_degree_order), or the identity.
@@ -54,10 +40,9 @@ void copy_out(const std::vector<T>& from, T* to) {
 
 extern "C" {
 
-sfac_status sfac_sparse_bals_sizes(const sfac_sparse* matrix, int64_t tile_rows,
-                                   int64_t tile_cols, uint32_t flags, int64_t* tile_rows_out,
-                                   int64_t* tile_cols_out, int64_t* tiles,
-                                   int64_t* tile_col_count) {
+sfac_status sfac_sparse_bals_sizes(const sfac_sparse* matrix, int64_t tile_rows, int64_t tile_cols,
+                                   uint32_t flags, int64_t* tile_rows_out, int64_t* tile_cols_out,
+                                   int64_t* tiles, int64_t* tile_col_count) {
   SFAC_API_BEGIN
   const auto& m = *checked(matrix, "matrix").impl;
   const bool reorder = reorder_flag(flags);
@@ -65,7 +50,7 @@ sfac_status sfac_sparse_bals_sizes(const sfac_sparse* matrix, int64_t tile_rows,
       sfac::bals_shape(m.rows(), m.cols(), m.nnz(), tile_rows, tile_cols, true);
   int64_t count = 0;
   if (tile_col_count) {
-    const sfac::HostCsr csr = host_csr(m, false);
+    const sfac::HostCsr csr = sfac::download_host_csr(m, false);
     const std::vector<int32_t> rows = side_order(m, SFAC_AXIS_ROWS, reorder);
     count = sfac::bals_tile_col_count(csr, shape, reorder ? rows.data() : nullptr);
   }
@@ -90,10 +75,10 @@ sfac_status sfac_sparse_download_bals(const sfac_sparse* matrix, int64_t tile_ro
   copy_out(rows, row_order);
   copy_out(cols, col_order);
   if (tile_ptr || tile_col || seg_ptr || seg_col || values) {
-    const sfac::HostCsr csr = host_csr(m, true);
+    const sfac::HostCsr csr = sfac::download_host_csr(m);
     const sfac::BalsLayout layout =
-        sfac::to_bals(csr, shape, reorder ? rows.data() : nullptr,
-                      reorder ? cols.data() : nullptr, m.backend().num_threads());
+        sfac::to_bals(csr, shape, reorder ? rows.data() : nullptr, reorder ? cols.data() : nullptr,
+                      m.backend().num_threads());
     copy_out(layout.tile_ptr, tile_ptr);
     copy_out(layout.tile_col, tile_col);
     copy_out(layout.seg_ptr, seg_ptr);

@@ -14,6 +14,17 @@ std::unique_ptr<SparseMatrix> Backend::make_sparse_from_coo(int64_t rows, int64_
                                           duplicates, num_threads()));
 }
 
+HostCsr download_host_csr(const SparseMatrix& m, bool with_values) {
+  HostCsr csr;
+  csr.rows = m.rows();
+  csr.cols = m.cols();
+  csr.offsets.resize(static_cast<size_t>(m.rows()) + 1);
+  csr.indices.resize(static_cast<size_t>(m.nnz()));
+  if (with_values) csr.values.resize(static_cast<size_t>(m.nnz()));
+  m.download_csr(csr.offsets.data(), csr.indices.data(), with_values ? csr.values.data() : nullptr);
+  return csr;
+}
+
 void Backend::set_stream(void* stream) {
   SFAC_REQUIRE(stream == nullptr, SFAC_ERR_UNSUPPORTED, "the ",
                kind() == SFAC_BACKEND_CPU ? "CPU" : "this", " backend has no device streams");

@@ -60,6 +60,9 @@ class SparseMatrix {
   int64_t rows_, cols_, nnz_;
 };
 
+// A host copy of the matrix's CSR: the pattern always, the values when asked (else left empty).
+HostCsr download_host_csr(const SparseMatrix& m, bool with_values = true);
+
 // A row-major dense matrix resident on its backend's device.
 class DenseMatrix {
  public:

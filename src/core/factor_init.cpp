@@ -1,7 +1,10 @@
 #include "core/factor_init.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+
+#include "core/error.h"
 
 namespace sfac {
 namespace {
@@ -57,12 +60,15 @@ class StandardNormal {
 }  // namespace
 
 std::vector<float> initial_factors(uint64_t seed, FactorSide side, int64_t n, int64_t rank,
-                                   double init_scale) {
-  std::vector<float> out(static_cast<size_t>(n * rank));
-  if (out.empty()) return out;
+                                   int64_t stride, double init_scale) {
+  std::vector<float> out(static_cast<size_t>(n * stride), 1.0f);
+  if (n == 0 || rank == 0) return out;
   const double sigma = init_scale / std::sqrt(static_cast<double>(rank));
   StandardNormal normal(stream_seed(seed, side));
-  for (float& x : out) x = static_cast<float>(sigma * normal());
+  for (int64_t i = 0; i < n; ++i) {
+    float* row = out.data() + i * stride;
+    for (int64_t t = 0; t < rank; ++t) row[t] = static_cast<float>(sigma * normal());
+  }
   return out;
 }
 
@@ -71,6 +77,13 @@ double mean_rating(const float* values, int64_t nnz) {
   double sum = 0.0;
   for (int64_t e = 0; e < nnz; ++e) sum += values[e];
   return sum / static_cast<double>(nnz);
+}
+
+void require_implicit_ratings(const float* values, int64_t nnz) {
+  const float* bad = std::find_if(values, values + nnz, [](float r) { return r < 0.0f; });
+  SFAC_REQUIRE(bad == values + nnz, SFAC_ERR_INVALID_VALUE,
+               "implicit feedback needs ratings >= 0 (counts, durations), found ", *bad,
+               " at nonzero ", bad - values);
 }
 
 std::vector<float> initial_biases(int64_t n) {

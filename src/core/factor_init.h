@@ -12,15 +12,21 @@ namespace sfac {
 // Users and items draw from independent streams of the same seed.
 enum class FactorSide : uint64_t { users = 0, items = 1 };
 
-// n x rank row-major starting factors, entries N(0, sigma^2) with sigma = init_scale / sqrt(rank)
-// (dot products of two rows then have standard deviation about init_scale^2 / sqrt(rank)). Row i
-// belongs to original id i; the stream is seeded from (seed, side) and drawn row by row, so a
-// row's values do not depend on how a backend lays the rows out.
+// n x stride row-major starting factors: in each row, `rank` entries N(0, sigma^2) with
+// sigma = init_scale / sqrt(rank) (dot products of two rows then have standard deviation about
+// init_scale^2 / sqrt(rank)), and 1 in the columns past rank (stride > rank: the constant that
+// the other side's learned bias multiplies). Row i belongs to original id i; the stream is
+// seeded from (seed, side) and drawn row by row, so a row's values depend neither on how a
+// backend lays the rows out nor on the stride.
 std::vector<float> initial_factors(uint64_t seed, FactorSide side, int64_t n, int64_t rank,
-                                   double init_scale);
+                                   int64_t stride, double init_scale);
 
 // The mean of values[0, nnz), summed in double in index order; 0 when nnz = 0.
 double mean_rating(const float* values, int64_t nnz);
+
+// Implicit feedback (counts, durations) needs every rating >= 0: SFAC_ERR_INVALID_VALUE naming
+// the first one that is not.
+void require_implicit_ratings(const float* values, int64_t nnz);
 
 // The biases' starting values: n zeros.
 std::vector<float> initial_biases(int64_t n);

@@ -12,17 +12,6 @@
 namespace sfac {
 namespace {
 
-HostCsr download(const SparseMatrix& m) {
-  HostCsr csr;
-  csr.rows = m.rows();
-  csr.cols = m.cols();
-  csr.offsets.resize(static_cast<size_t>(m.rows()) + 1);
-  csr.indices.resize(static_cast<size_t>(m.nnz()));
-  csr.values.resize(static_cast<size_t>(m.nnz()));
-  m.download_csr(csr.offsets.data(), csr.indices.data(), csr.values.data());
-  return csr;
-}
-
 // Routes each nonzero e of `all` to test when to_test[e], else to train; order is kept.
 std::pair<HostCsr, HostCsr> partition(const HostCsr& all, const std::vector<char>& to_test) {
   HostCsr parts[2];
@@ -48,7 +37,7 @@ std::pair<HostCsr, HostCsr> split_random(const SparseMatrix& ratings, double tes
                                          uint64_t seed) {
   SFAC_REQUIRE(std::isfinite(test_fraction) && test_fraction >= 0.0 && test_fraction <= 1.0,
                SFAC_ERR_INVALID_ARGUMENT, "test_fraction = ", test_fraction, " must be in [0, 1]");
-  const HostCsr all = download(ratings);
+  const HostCsr all = download_host_csr(ratings);
   std::mt19937_64 rng(seed);
   std::bernoulli_distribution coin(test_fraction);
   std::vector<char> to_test(static_cast<size_t>(all.nnz()));
@@ -59,7 +48,7 @@ std::pair<HostCsr, HostCsr> split_random(const SparseMatrix& ratings, double tes
 std::pair<HostCsr, HostCsr> split_leave_k_out(const SparseMatrix& ratings, int64_t k,
                                               uint64_t seed) {
   SFAC_REQUIRE(k >= 1, SFAC_ERR_INVALID_ARGUMENT, "k = ", k, " must be >= 1");
-  const HostCsr all = download(ratings);
+  const HostCsr all = download_host_csr(ratings);
   std::mt19937_64 rng(seed);
   std::vector<char> to_test(static_cast<size_t>(all.nnz()), 0);
   std::vector<int64_t> slots;

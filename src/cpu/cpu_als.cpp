@@ -45,11 +45,7 @@ class CpuAlsTrainer final : public Trainer {
       csc_values_[e] = csr_values_[csc.csr_position[e]];
     }
     if (implicit_) {
-      const auto bad =
-          std::find_if(csr_values_.begin(), csr_values_.end(), [](float r) { return r < 0.0f; });
-      SFAC_REQUIRE(bad == csr_values_.end(), SFAC_ERR_INVALID_VALUE,
-                   "implicit feedback needs ratings >= 0 (counts, durations), found ", *bad,
-                   " at nonzero ", bad - csr_values_.begin());
+      require_implicit_ratings(csr_values_.data(), static_cast<int64_t>(csr_values_.size()));
     }
     if (biases_) {
       global_mean_ = static_cast<float>(
@@ -74,13 +70,7 @@ class CpuAlsTrainer final : public Trainer {
                   options.lambda_item};
     for (auto [side, which] :
          {std::pair(&users_, FactorSide::users), std::pair(&items_, FactorSide::items)}) {
-      // The core's starting factors, one row of `stride` per id; the extra column stays 1.
-      const std::vector<float> init =
-          initial_factors(seed, which, side->n, rank_, options.init_scale);
-      side->factors.assign(static_cast<size_t>(side->n * stride), 1.0f);
-      for (int64_t i = 0; i < side->n; ++i) {
-        std::copy_n(init.begin() + i * rank_, rank_, side->factors.begin() + i * stride);
-      }
+      side->factors = initial_factors(seed, which, side->n, rank_, stride, options.init_scale);
       if (biases_) side->bias = initial_biases(side->n);
     }
   }

@@ -144,9 +144,9 @@ class CpuSgdTrainer final : public Trainer {
     // one seed starts every trainer from the same rows. They are used as they come in training
     // units, as cuMF_SGD initializes its scaled problem: the model reads them times
     // sqrt(scale_) (1 without rating scaling).
-    p_ = permute(initial_factors(seed, FactorSide::users, users_, rank_, options.init_scale),
+    p_ = permute(initial_factors(seed, FactorSide::users, users_, rank_, rank_, options.init_scale),
                  user_id_, rank_);
-    q_ = permute(initial_factors(seed, FactorSide::items, items_, rank_, options.init_scale),
+    q_ = permute(initial_factors(seed, FactorSide::items, items_, rank_, rank_, options.init_scale),
                  item_id_, rank_);
     if (biases_) {
       user_bias_ = initial_biases(users_);
