@@ -1,8 +1,8 @@
 // Batched Cholesky solves of the ALS normal equations for systems whose packed triangle fits
 // shared memory: one thread block per system, one thread per row. The lower triangle of
 // [A; b^T] is packed column by column (column k holds rows k..d, row d being b), and factored
-// left-looking: at column j every row i >= j takes the dot product of its finished part with
-// row j's, consecutive threads reading consecutive words. Row d, b, comes out as L^-1 b, so the
+// left-looking, a panel of columns at a time (see factor_augmented), consecutive threads
+// reading consecutive words. Row d, b, comes out as L^-1 b, so the
 // forward substitution is free; one warp then does the backward one. A system that is not
 // positive definite is reloaded with its diagonal raised and factored again, as in
 // als_cholesky.cu.
@@ -30,39 +30,59 @@ __device__ void load_augmented(const float* a, const float* b, int d, float rais
   __syncthreads();
 }
 
-// Left-looking Cholesky of the packed [A; b^T] in place; false (in every thread) at a pivot
-// that is not positive. At column j, thread t works on row j + t (the block has a thread per
-// row).
-__device__ bool factor_augmented(float* l, int d) {
+constexpr int kPanel = 4;  // columns factored per pass over the finished ones
+
+// Left-looking Cholesky of the packed [A; b^T] in place, kPanel columns at a time; false (in
+// every thread) at a pivot that is not positive. For a panel of columns j0.., thread t works on
+// row i = j0 + t (the block has a thread per row): one pass over the finished columns k < j0
+// gives the dots of row i with all the panel's rows (each L[i][k] read once for kPanel
+// multiply-adds), then the panel's columns are finished one by one with one barrier each, the
+// corrections from the panel's earlier columns held in registers. `pivots`: kPanel floats.
+__device__ bool factor_augmented(float* l, int d, float* pivots) {
   const int n = d + 1;
-  for (int j = 0; j < d; ++j) {
-    float* column_j = l + column_start(j, n) - j;  // column_j[i] = L[i][j]
-    const int i = j + static_cast<int>(threadIdx.x);
-    // sum_{k<j} L[i][k] L[j][k]; for i = j, the pivot's correction.
-    float acc0 = 0.0f, acc1 = 0.0f;
+  for (int j0 = 0; j0 < d; j0 += kPanel) {
+    const int width = min(kPanel, d - j0);
+    const int t = static_cast<int>(threadIdx.x), i = j0 + t;
+    float dot[kPanel] = {};
     if (i < n) {
       // Column k's base (its start less k) moves by n - k - 1 from one column to the next.
+      int rows[kPanel];
+#pragma unroll
+      for (int m = 0; m < kPanel; ++m) rows[m] = min(j0 + m, d);
       const float* c = l;
-      int k = 0;
-      for (; k + 1 < j; k += 2) {
-        const float* c1 = c + (n - k - 1);
-        acc0 = fmaf(c[i], c[j], acc0);
-        acc1 = fmaf(c1[i], c1[j], acc1);
-        c = c1 + (n - k - 2);
+      for (int k = 0; k < j0; ++k) {
+        const float x = c[i];
+#pragma unroll
+        for (int m = 0; m < kPanel; ++m) dot[m] = fmaf(x, c[rows[m]], dot[m]);
+        c += n - k - 1;
       }
-      if (k < j) acc0 = fmaf(c[i], c[j], acc0);
     }
-    const float dot = acc0 + acc1;
-    // Thread 0 holds row j's own dot: the pivot needs no barrier before it (the dots read only
-    // columns before j).
-    if (threadIdx.x == 0) {
-      const float pivot = column_j[j] - dot;
-      column_j[j] = pivot > 0.0f && isfinite(pivot) ? sqrtf(pivot) : -1.0f;
+    float own[kPanel];  // L[i][j0 + m], once computed
+#pragma unroll
+    for (int m = 0; m < kPanel; ++m) {
+      if (m >= width) break;
+      float* column = l + column_start(j0 + m, n) - (j0 + m);  // column[r] = L[r][j0 + m]
+      if (t == m) {
+        float pivot = column[i] - dot[m];
+#pragma unroll
+        for (int q = 0; q < m; ++q) pivot = fmaf(-own[q], own[q], pivot);
+        pivots[m] = pivot > 0.0f && isfinite(pivot) ? sqrtf(pivot) : -1.0f;
+      }
+      __syncthreads();
+      const float s = pivots[m];
+      if (!(s > 0.0f)) return false;
+      if (t == m) column[i] = s;
+      if (t > m && i < n) {
+        float v = column[i] - dot[m];
+#pragma unroll
+        for (int q = 0; q < m; ++q) {
+          const float* earlier = l + column_start(j0 + q, n) - (j0 + q);
+          v = fmaf(-own[q], earlier[j0 + m], v);
+        }
+        own[m] = v / s;
+        column[i] = own[m];
+      }
     }
-    __syncthreads();
-    const float s = column_j[j];
-    if (!(s > 0.0f)) return false;
-    if (i > j && i < n) column_j[i] = (column_j[i] - dot) / s;
     __syncthreads();
   }
   return true;
@@ -85,7 +105,7 @@ __global__ void cholesky_packed_kernel(AlsHalfSweep s, AlsBatch batch, const flo
   const float* system = a + local * d * d;
   const float* rhs = b + local * d;
   load_augmented(system, rhs, d, 0.0f, l);
-  bool ok = factor_augmented(l, d);
+  bool ok = factor_augmented(l, d, x);
   if (!ok) {
     // Not positive definite: the CPU trainer's retry, A + 1e-6 max(trace(A - reg I) / d, 1) I.
     const float reg = als_regularization(s, count);
@@ -93,8 +113,9 @@ __global__ void cholesky_packed_kernel(AlsHalfSweep s, AlsBatch batch, const flo
     for (int t = 0; t < d; ++t) trace += system[int64_t{t} * d + t] - reg;
     __syncthreads();
     load_augmented(system, rhs, d, 1e-6f * fmaxf(trace / static_cast<float>(d), 1.0f), l);
-    ok = factor_augmented(l, d);
+    ok = factor_augmented(l, d, x);
   }
+  __syncthreads();  // a failed factorization returns with the pivots in x still being read
   if (threadIdx.x < 32) {
     // L^T x = z, z = L^-1 b in row d: one warp, a dot product per unknown.
     const int lane = threadIdx.x;

@@ -19,9 +19,15 @@ struct AlsBatch {
 };
 
 // The batch's normal equations a = G + sum_j w_j y_j y_j^T + reg I and b = sum_j c_j y_j:
-// per segment, then the segments of each row added into its first (in segment order).
+// per segment, then the segments of each row added into its first (in segment order). Both
+// triangles of a: the Cholesky kernels read the upper one.
 void launch_als_normal_equations(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b,
                                  cudaStream_t stream);
+
+// The path of launch_als_normal_equations on tensor cores (als_normal_equations_mma.cu), per
+// segment; false (nothing launched) where the staged rows do not fit shared memory.
+bool launch_als_normal_equations_mma(const AlsHalfSweep& s, const AlsBatch& batch, float* a,
+                                     float* b, cudaStream_t stream);
 
 // Solves the batch's systems by Cholesky into the solved side's rows (and biases). A system
 // that is not positive definite (no regularization and fewer ratings than unknowns) is solved

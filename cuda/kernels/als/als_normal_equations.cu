@@ -1,5 +1,7 @@
-// The batched normal equations of an ALS half-sweep (Gates et al.'s sparse syrk, with long
-// rows cut into segments): see normal_equations_kernel.
+// The batched normal equations of an ALS half-sweep: the dispatch to the tensor-core kernel
+// (als_normal_equations_mma.cu), and, for systems whose staged rows do not fit its shared
+// memory (d above about 300), Gates et al.'s sparse syrk with long rows cut into segments on
+// CUDA cores (normal_equations_kernel); the fold of a long row's segments serves both.
 #include <algorithm>
 
 #include "cuda/cuda_check.h"
@@ -219,11 +221,23 @@ void launch(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b,
   SFAC_CUDA_CHECK_LAUNCH();
 }
 
+void fold(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b, cudaStream_t stream) {
+  if (batch.segments > batch.row_end - batch.row_begin) {
+    fold_segments_kernel<<<static_cast<unsigned>(batch.row_end - batch.row_begin), 256, 0,
+                           stream>>>(s, batch, a, b);
+    SFAC_CUDA_CHECK_LAUNCH();
+  }
+}
+
 }  // namespace
 
 void launch_als_normal_equations(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b,
                                  cudaStream_t stream) {
   if (batch.segments <= 0) return;
+  if (launch_als_normal_equations_mma(s, batch, a, b, stream)) {
+    fold(s, batch, a, b, stream);
+    return;
+  }
   // Sub-blocks as large as keep at least ~100 threads busy per system: a 16 x 16 grid of them
   // up to d = 128; beyond, 8 x 8 sub-blocks over several thread blocks.
   if (s.d <= 16) {
@@ -235,11 +249,7 @@ void launch_als_normal_equations(const AlsHalfSweep& s, const AlsBatch& batch, f
   } else {
     launch<8>(s, batch, a, b, stream);
   }
-  if (batch.segments > batch.row_end - batch.row_begin) {
-    fold_segments_kernel<<<static_cast<unsigned>(batch.row_end - batch.row_begin), 256, 0,
-                           stream>>>(s, batch, a, b);
-    SFAC_CUDA_CHECK_LAUNCH();
-  }
+  fold(s, batch, a, b, stream);
 }
 
 }  // namespace sfac::cuda::kernels
