@@ -50,6 +50,15 @@
 #define SFAC_API
 #endif
 
+/* Enumerations have the underlying type int in C++ as in C, so that any integer a caller passes
+ * where an enumeration is expected (a value a newer library added, or a wrong one) is a valid
+ * value of the parameter's type, answered with a status, never undefined behaviour. */
+#if defined(__cplusplus)
+#define SFAC_ENUM_BASE : int
+#else
+#define SFAC_ENUM_BASE
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -57,7 +66,7 @@ extern "C" {
 /* ---- Status ------------------------------------------------------------------------------- */
 
 /* Values are pinned and only ever appended to. */
-typedef enum sfac_status {
+typedef enum sfac_status SFAC_ENUM_BASE {
   SFAC_OK = 0,
   SFAC_ERR_INVALID_ARGUMENT = 1,  /* NULL pointer, unknown enum value, bad flag, negative size */
   SFAC_ERR_INVALID_HANDLE = 2,    /* NULL or destroyed handle, handle of the wrong type */
@@ -95,7 +104,7 @@ SFAC_API const char* sfac_build_info(void);
 
 /* ---- Context ------------------------------------------------------------------------------ */
 
-typedef enum sfac_backend {
+typedef enum sfac_backend SFAC_ENUM_BASE {
   SFAC_BACKEND_AUTO = 0, /* CUDA when built with it and a device is present, else CPU */
   SFAC_BACKEND_CPU = 1,
   SFAC_BACKEND_CUDA = 2
@@ -142,7 +151,7 @@ SFAC_API sfac_status sfac_cuda_device_count(int* out);
 typedef struct sfac_sparse sfac_sparse;
 
 /* Flags for sparse matrix creation and file reading. */
-typedef enum sfac_sparse_flags {
+typedef enum sfac_sparse_flags SFAC_ENUM_BASE {
   SFAC_SPARSE_DEFAULT = 0,            /* duplicate (row, col) entries are an error */
   SFAC_SPARSE_SUM_DUPLICATES = 1 << 0 /* duplicate entries are summed */
 } sfac_sparse_flags;
@@ -193,7 +202,7 @@ SFAC_API sfac_status sfac_sparse_set_values(sfac_sparse* matrix, const float* va
 /* ---- Reordering --------------------------------------------------------------------------- */
 
 /* A side of a sparse matrix. */
-typedef enum sfac_axis { SFAC_AXIS_ROWS = 0, SFAC_AXIS_COLS = 1 } sfac_axis;
+typedef enum sfac_axis SFAC_ENUM_BASE { SFAC_AXIS_ROWS = 0, SFAC_AXIS_COLS = 1 } sfac_axis;
 
 /* The rows (SFAC_AXIS_ROWS: `rows` entries) or columns (SFAC_AXIS_COLS: `cols` entries) of
  * `matrix` ordered by nonzero count, most first; equal counts keep index order, so the order is
@@ -226,7 +235,7 @@ SFAC_API sfac_status sfac_sparse_permute(const sfac_sparse* matrix, const int32_
  * Size limit: tiles * tile_rows segments must not exceed 4 * (rows + cols + nnz) + 2^20 (tiles
  * far too small or far too large for the matrix); beyond it the calls answer
  * SFAC_ERR_INVALID_ARGUMENT rather than allocate. */
-typedef enum sfac_bals_flags {
+typedef enum sfac_bals_flags SFAC_ENUM_BASE {
   SFAC_BALS_DEFAULT = 0,     /* rows and columns keep their order (row_order/col_order are
                                 identities) */
   SFAC_BALS_REORDER = 1 << 0 /* rows and columns by degree, most first (as
@@ -287,7 +296,7 @@ SFAC_API sfac_status sfac_sparse_create_bals(sfac_context* ctx, int64_t rows, in
 
 /* ---- Dense matrices ----------------------------------------------------------------------- */
 
-typedef enum sfac_dtype {
+typedef enum sfac_dtype SFAC_ENUM_BASE {
   SFAC_DTYPE_FLOAT32 = 0,
   SFAC_DTYPE_FLOAT16 = 1, /* storage only; arithmetic in float32 */
   SFAC_DTYPE_BFLOAT16 = 2 /* storage only; arithmetic in float32 */
@@ -314,7 +323,7 @@ SFAC_API sfac_status sfac_dense_permute_rows(const sfac_dense* matrix, const int
 
 /* ---- Files -------------------------------------------------------------------------------- */
 
-typedef enum sfac_file_format {
+typedef enum sfac_file_format SFAC_ENUM_BASE {
   SFAC_FORMAT_AUTO = 0,          /* by extension/content: .mtx/.mm -> Matrix Market, ".dat" with
                                     "::" -> MovieLens dat, ".csv" -> CSV, else triplets */
   SFAC_FORMAT_MATRIX_MARKET = 1, /* coordinate real|integer|pattern, general|symmetric */
@@ -326,7 +335,7 @@ typedef enum sfac_file_format {
 } sfac_file_format;
 
 /* Flags for sfac_read_sparse, combinable with sfac_sparse_flags. */
-typedef enum sfac_read_flags {
+typedef enum sfac_read_flags SFAC_ENUM_BASE {
   SFAC_READ_REMAP_IDS = 1 << 8, /* map each side's distinct ids to 0..n-1 in ascending id order
                                    and return the maps */
   SFAC_READ_ONE_BASED = 1 << 9  /* ids in triplet/MovieLens/CSV files start at 1 (subtract 1);
@@ -362,7 +371,7 @@ SFAC_API sfac_status sfac_idmap_lookup(const sfac_idmap* map, int64_t count,
  *   PATTERN   P_ij = alpha * d               + beta * P_ij   (cuSPARSE semantics)
  *   RESIDUAL  P_ij = alpha * (S_ij - d)      + beta * P_ij   (training loss)
  * With beta == 0 the old values of P are not read (NaN in P does not propagate). */
-typedef enum sfac_sddmm_mode {
+typedef enum sfac_sddmm_mode SFAC_ENUM_BASE {
   SFAC_SDDMM_SCALED = 0,
   SFAC_SDDMM_PATTERN = 1,
   SFAC_SDDMM_RESIDUAL = 2
@@ -370,7 +379,7 @@ typedef enum sfac_sddmm_mode {
 
 /* Algorithm choice; AUTO picks from the pattern statistics. A backend without the requested
  * algorithm answers SFAC_ERR_UNSUPPORTED. */
-typedef enum sfac_sddmm_algorithm {
+typedef enum sfac_sddmm_algorithm SFAC_ENUM_BASE {
   SFAC_SDDMM_ALG_AUTO = 0,
   SFAC_SDDMM_ALG_ROW_SPLIT = 1, /* work split by rows; A's row reused across the row */
   SFAC_SDDMM_ALG_NNZ_SPLIT = 2, /* work split into equal nonzero ranges; robust to skew */
@@ -407,7 +416,7 @@ SFAC_API sfac_status sfac_sddmm(sfac_context* ctx, sfac_sddmm_mode mode, float a
 
 /* ---- Training ----------------------------------------------------------------------------- */
 
-typedef enum sfac_algorithm {
+typedef enum sfac_algorithm SFAC_ENUM_BASE {
   SFAC_ALGO_ALS = 0, /* explicit-feedback ALS: least squares on the observed ratings */
   SFAC_ALGO_IALS =
       1,            /* implicit-feedback ALS (Hu-Koren-Volinsky): all cells, confidence-weighted */
@@ -418,7 +427,7 @@ typedef enum sfac_algorithm {
  * option is a new value. Ranges of values: 1-99 all algorithms, 100-199 ALS/IALS, 200-299 SGD.
  * An option an algorithm does not use is accepted and ignored. Unknown values answer
  * SFAC_ERR_UNSUPPORTED, so callers can probe newer options against older libraries. */
-typedef enum sfac_option {
+typedef enum sfac_option SFAC_ENUM_BASE {
   SFAC_OPT_RANK = 1,          /* int >= 1; factor length k. Default 32 */
   SFAC_OPT_ITERATIONS = 2,    /* int >= 0; epochs run by sfac_train. Default 15 (ALS), 20 (SGD) */
   SFAC_OPT_LAMBDA = 3,        /* double >= 0; sets LAMBDA_USER and LAMBDA_ITEM. Default 0.05
@@ -452,11 +461,11 @@ typedef enum sfac_option {
 
 /* Regularization of ALS: PLAIN adds lambda * I to every normal equation (implicit library);
  * WEIGHTED adds lambda * n_u * I, n_u = the row's number of ratings (ALS-WR: Spark, cuMF). */
-typedef enum sfac_regularization { SFAC_REG_PLAIN = 0, SFAC_REG_WEIGHTED = 1 } sfac_regularization;
+typedef enum sfac_regularization SFAC_ENUM_BASE { SFAC_REG_PLAIN = 0, SFAC_REG_WEIGHTED = 1 } sfac_regularization;
 
 /* Linear solver of ALS: exact Cholesky (LAPACK potrf/potrs) or warm-started conjugate gradient
  * with SFAC_OPT_ALS_CG_STEPS steps (cheaper per epoch for large ranks). */
-typedef enum sfac_solver { SFAC_SOLVER_CHOLESKY = 0, SFAC_SOLVER_CG = 1 } sfac_solver;
+typedef enum sfac_solver SFAC_ENUM_BASE { SFAC_SOLVER_CHOLESKY = 0, SFAC_SOLVER_CG = 1 } sfac_solver;
 
 typedef struct sfac_train_options sfac_train_options;
 
@@ -576,7 +585,7 @@ SFAC_API sfac_status sfac_model_export_libmf(const sfac_model* model, const char
 
 /* ---- Data utilities ----------------------------------------------------------------------- */
 
-typedef enum sfac_feedback {
+typedef enum sfac_feedback SFAC_ENUM_BASE {
   SFAC_FEEDBACK_EXPLICIT = 0, /* ratings r = <u_i, v_j> + N(0, noise^2) */
   SFAC_FEEDBACK_IMPLICIT = 1  /* positive counts, observed where the planted affinity is high */
 } sfac_feedback;
