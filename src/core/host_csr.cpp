@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "host/parallel_errors.h"
 
 namespace sfac {
 namespace {
@@ -51,6 +52,7 @@ void canonicalize_rows(HostCsr& csr, std::vector<int64_t>& input_position,
   const int64_t rows = csr.rows;
   std::vector<int64_t> kept(static_cast<size_t>(rows), 0);
   int64_t first_duplicate_row = kNone;
+  host::ParallelErrors errors;  // the scratch vectors grow inside the region
 #pragma omp parallel num_threads(num_threads)
   {
     std::vector<std::pair<int32_t, int64_t>> order;  // (column, slot)
@@ -59,47 +61,50 @@ void canonicalize_rows(HostCsr& csr, std::vector<int64_t>& input_position,
     std::vector<int64_t> positions;
 #pragma omp for schedule(dynamic, 256) reduction(min : first_duplicate_row)
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t begin = csr.offsets[r], end = csr.offsets[r + 1];
-      int32_t* c = csr.indices.data() + begin;
-      float* v = csr.values.data() + begin;
-      const int64_t len = end - begin;
-      if (!std::is_sorted(c, c + len)) {
-        order.resize(static_cast<size_t>(len));
-        for (int64_t i = 0; i < len; ++i) order[i] = {c[i], i};
-        std::stable_sort(order.begin(), order.end(),
-                         [](const auto& x, const auto& y) { return x.first < y.first; });
-        cols.resize(static_cast<size_t>(len));
-        vals.resize(static_cast<size_t>(len));
-        for (int64_t i = 0; i < len; ++i) {
-          cols[i] = order[i].first;
-          vals[i] = v[order[i].second];
-        }
-        std::copy(cols.begin(), cols.end(), c);
-        std::copy(vals.begin(), vals.end(), v);
-        if (!input_position.empty()) {
-          int64_t* pos = input_position.data() + begin;
-          positions.resize(static_cast<size_t>(len));
-          for (int64_t i = 0; i < len; ++i) positions[i] = pos[order[i].second];
-          std::copy(positions.begin(), positions.end(), pos);
-        }
-      }
-      int64_t out = 0;
-      for (int64_t i = 0; i < len; ++i) {
-        if (out > 0 && c[out - 1] == c[i]) {
-          if (duplicates == DuplicatePolicy::Error) {
-            first_duplicate_row = std::min(first_duplicate_row, r);
-            break;
+      errors.run([&] {
+        const int64_t begin = csr.offsets[r], end = csr.offsets[r + 1];
+        int32_t* c = csr.indices.data() + begin;
+        float* v = csr.values.data() + begin;
+        const int64_t len = end - begin;
+        if (!std::is_sorted(c, c + len)) {
+          order.resize(static_cast<size_t>(len));
+          for (int64_t i = 0; i < len; ++i) order[i] = {c[i], i};
+          std::stable_sort(order.begin(), order.end(),
+                           [](const auto& x, const auto& y) { return x.first < y.first; });
+          cols.resize(static_cast<size_t>(len));
+          vals.resize(static_cast<size_t>(len));
+          for (int64_t i = 0; i < len; ++i) {
+            cols[i] = order[i].first;
+            vals[i] = v[order[i].second];
           }
-          v[out - 1] += v[i];
-        } else {
-          c[out] = c[i];
-          v[out] = v[i];
-          ++out;
+          std::copy(cols.begin(), cols.end(), c);
+          std::copy(vals.begin(), vals.end(), v);
+          if (!input_position.empty()) {
+            int64_t* pos = input_position.data() + begin;
+            positions.resize(static_cast<size_t>(len));
+            for (int64_t i = 0; i < len; ++i) positions[i] = pos[order[i].second];
+            std::copy(positions.begin(), positions.end(), pos);
+          }
         }
-      }
-      kept[r] = out;
+        int64_t out = 0;
+        for (int64_t i = 0; i < len; ++i) {
+          if (out > 0 && c[out - 1] == c[i]) {
+            if (duplicates == DuplicatePolicy::Error) {
+              first_duplicate_row = std::min(first_duplicate_row, r);
+              break;
+            }
+            v[out - 1] += v[i];
+          } else {
+            c[out] = c[i];
+            v[out] = v[i];
+            ++out;
+          }
+        }
+        kept[r] = out;
+      });
     }
   }
+  errors.rethrow();
   if (first_duplicate_row != kNone) {
     const int64_t r = first_duplicate_row;
     // Find the pair again (the row is small) to name both input positions.

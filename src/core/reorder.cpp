@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "host/parallel_errors.h"
 
 namespace sfac {
 
@@ -62,29 +63,33 @@ HostCsr permute_csr(int64_t rows, int64_t cols, const std::vector<int64_t>& offs
   out.values.resize(indices.size());
   const std::vector<int32_t> col_rank =
       col_order ? inverse_permutation(col_order, cols) : std::vector<int32_t>{};
+  host::ParallelErrors errors;  // each thread's row buffer grows inside the region
 #pragma omp parallel num_threads(num_threads)
   {
     std::vector<std::pair<int32_t, float>> row;  // (new column, value), sorted per row
 #pragma omp for schedule(dynamic, 256)
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t src = row_order ? row_order[r] : r;
-      row.clear();
-      for (int64_t e = offsets[src]; e < offsets[src + 1]; ++e) {
-        row.emplace_back(col_order ? col_rank[indices[e]] : indices[e], values[e]);
-      }
-      // New columns are distinct, so sorting by them alone is deterministic.
-      if (col_order) {
-        std::sort(row.begin(), row.end(),
-                  [](const auto& x, const auto& y) { return x.first < y.first; });
-      }
-      int64_t slot = out.offsets[r];
-      for (const auto& [c, v] : row) {
-        out.indices[slot] = c;
-        out.values[slot] = v;
-        ++slot;
-      }
+      errors.run([&] {
+        const int64_t src = row_order ? row_order[r] : r;
+        row.clear();
+        for (int64_t e = offsets[src]; e < offsets[src + 1]; ++e) {
+          row.emplace_back(col_order ? col_rank[indices[e]] : indices[e], values[e]);
+        }
+        // New columns are distinct, so sorting by them alone is deterministic.
+        if (col_order) {
+          std::sort(row.begin(), row.end(),
+                    [](const auto& x, const auto& y) { return x.first < y.first; });
+        }
+        int64_t slot = out.offsets[r];
+        for (const auto& [c, v] : row) {
+          out.indices[slot] = c;
+          out.values[slot] = v;
+          ++slot;
+        }
+      });
     }
   }
+  errors.rethrow();
   return out;
 }
 

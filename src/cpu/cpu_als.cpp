@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "core/error.h"
 #include "core/factor_init.h"
 #include "host/blas_threads.h"
+#include "host/parallel_errors.h"
 #include "host/row_solver.h"
 
 namespace sfac::cpu {
@@ -107,6 +109,10 @@ class CpuAlsTrainer final : public Trainer {
 
   // Solves every row of `self` with `other` fixed.
   void solve(Side& self, const Side& other);
+  // Row i of `self`, with the scratch of the calling thread.
+  void solve_row(Side& self, const Side& other, const std::vector<float>& g, float alpha,
+                 int64_t i, host::RowSolver& solver, std::vector<float>& weights,
+                 std::vector<float>& targets, std::vector<float>& x);
 
   // Y^T Y of a side's factors (rank x rank, upper triangle), for implicit feedback.
   std::vector<float> gram(const Side& side) const {
@@ -135,53 +141,67 @@ void CpuAlsTrainer::solve(Side& self, const Side& other) {
   const int64_t d = biases_ ? rank_ + 1 : rank_;
   const float alpha = static_cast<float>(options_.implicit_alpha);
   host::ScopedBlasThreads single(1);
+  // A rank too large for memory fails in the per-thread solver's allocation, inside the region.
+  host::ParallelErrors errors;
 #pragma omp parallel num_threads(threads_)
   {
-    host::RowSolver solver(d);
-    std::vector<float> weights, targets, x(static_cast<size_t>(d));
+    std::optional<host::RowSolver> solver;
+    std::vector<float> weights, targets, x;
+    errors.run([&] {
+      solver.emplace(d);
+      x.resize(static_cast<size_t>(d));
+    });
 #pragma omp for schedule(dynamic, 64)
     for (int64_t i = 0; i < self.n; ++i) {
-      const int64_t begin = self.offsets[i], count = self.offsets[i + 1] - begin;
-      float* row = self.factors.data() + i * self.stride;
-      if (count == 0) {
-        // No data: the regularized optimum is zero (also for implicit feedback, where b = 0).
-        std::fill(row, row + rank_, 0.0f);
-        if (biases_) self.bias[i] = 0.0f;
-        continue;
-      }
-      const int32_t* cols = self.others + begin;
-      const float* r = self.values + begin;
-      weights.resize(static_cast<size_t>(count));
-      targets.resize(static_cast<size_t>(count));
-      for (int64_t j = 0; j < count; ++j) {
-        if (implicit_) {
-          weights[j] = alpha * r[j];
-          targets[j] = r[j] > 0.0f ? 1.0f + alpha * r[j] : 0.0f;
-        } else {
-          targets[j] = r[j] - (biases_ ? global_mean_ + other.bias[cols[j]] : 0.0f);
-        }
-      }
-      host::RowSystem sys;
-      sys.gram = implicit_ ? g.data() : nullptr;
-      sys.factors = other.factors.data();
-      sys.stride = other.stride;
-      sys.d = d;
-      sys.cols = cols;
-      sys.weights = implicit_ ? weights.data() : nullptr;
-      sys.targets = targets.data();
-      sys.count = count;
-      sys.reg = regularization(self, count);
-      std::copy_n(row, rank_, x.begin());
-      if (biases_) x[rank_] = self.bias[i];
-      if (options_.solver == SFAC_SOLVER_CG) {
-        solver.solve_cg(sys, x.data(), options_.cg_steps);
-      } else {
-        solver.solve_cholesky(sys, x.data());
-      }
-      std::copy_n(x.begin(), rank_, row);
-      if (biases_) self.bias[i] = x[rank_];
+      errors.run([&] { solve_row(self, other, g, alpha, i, *solver, weights, targets, x); });
     }
   }
+  errors.rethrow();
+}
+
+void CpuAlsTrainer::solve_row(Side& self, const Side& other, const std::vector<float>& g,
+                              float alpha, int64_t i, host::RowSolver& solver,
+                              std::vector<float>& weights, std::vector<float>& targets,
+                              std::vector<float>& x) {
+  const int64_t begin = self.offsets[i], count = self.offsets[i + 1] - begin;
+  float* row = self.factors.data() + i * self.stride;
+  if (count == 0) {
+    // No data: the regularized optimum is zero (also for implicit feedback, where b = 0).
+    std::fill(row, row + rank_, 0.0f);
+    if (biases_) self.bias[i] = 0.0f;
+    return;
+  }
+  const int32_t* cols = self.others + begin;
+  const float* r = self.values + begin;
+  weights.resize(static_cast<size_t>(count));
+  targets.resize(static_cast<size_t>(count));
+  for (int64_t j = 0; j < count; ++j) {
+    if (implicit_) {
+      weights[j] = alpha * r[j];
+      targets[j] = r[j] > 0.0f ? 1.0f + alpha * r[j] : 0.0f;
+    } else {
+      targets[j] = r[j] - (biases_ ? global_mean_ + other.bias[cols[j]] : 0.0f);
+    }
+  }
+  host::RowSystem sys;
+  sys.gram = implicit_ ? g.data() : nullptr;
+  sys.factors = other.factors.data();
+  sys.stride = other.stride;
+  sys.d = static_cast<int64_t>(x.size());
+  sys.cols = cols;
+  sys.weights = implicit_ ? weights.data() : nullptr;
+  sys.targets = targets.data();
+  sys.count = count;
+  sys.reg = regularization(self, count);
+  std::copy_n(row, rank_, x.begin());
+  if (biases_) x[rank_] = self.bias[i];
+  if (options_.solver == SFAC_SOLVER_CG) {
+    solver.solve_cg(sys, x.data(), options_.cg_steps);
+  } else {
+    solver.solve_cholesky(sys, x.data());
+  }
+  std::copy_n(x.begin(), rank_, row);
+  if (biases_) self.bias[i] = x[rank_];
 }
 
 double CpuAlsTrainer::train_loss() {
