@@ -157,7 +157,7 @@ check "recommend --one-based: 5 lines" test "$(lines out)" -eq 5
 check "recommend --one-based: 1-based item ids" test "$(awk '$2 < 1 || $2 > 120' out | wc -l)" -eq 0
 # A model trained again without --remap must not keep the id maps of an earlier one.
 run 0 "retrain without --remap over a remapped model" train als train1.txt -o als.sfm --one-based \
-  --rank 4 --iters 1
+  --rank 4 --iters 1 --force
 check "stale id maps removed" test ! -e als.sfm.users.ids -a ! -e als.sfm.items.ids
 
 # ---- Progress bar: forced when piped, and automatic on a terminal --------------------------
@@ -217,6 +217,24 @@ run 2 "predict: malformed line" predict sgd.sfm short_pairs.txt
 check "predict: parse error names the line" has "short_pairs.txt:1: expected 'user item'" err
 run 2 "predict: missing pairs file" predict sgd.sfm no-such-pairs.txt
 check "predict: 'cannot open' message" has "cannot open no-such-pairs.txt" err
+# The model path is checked before anything is read or trained.
+cp plain.sfm kept.sfm
+run 1 "existing model without --force" train als train1.txt -o kept.sfm --one-based --rank 2
+check "existing model: asks for --force" has "kept.sfm exists; pass --force to overwrite it" err
+check "existing model: left as it was" cmp -s plain.sfm kept.sfm
+run 2 "-o in a missing directory, checked first" train als no-such-file.txt -o no-dir/x.sfm
+check "-o in a missing directory: names it" has "cannot write no-dir/x.sfm: no directory no-dir" err
+run 1 "-o is a directory" train als train.txt -o . --force
+# No ratings is an error, not an empty model; zero epochs save the start with a warning.
+: >empty.txt
+run 2 "empty ratings file" train als empty.txt -o empty.sfm
+check "empty ratings file: says so" has "empty.txt: invalid argument: no ratings to train on" err
+check "empty ratings file: no model written" test ! -e empty.sfm
+printf 'user,item,rating\n' >header_only.csv
+run 2 "CSV with only its header" train als header_only.csv -o empty.sfm
+check "CSV with only its header: says so" has "no ratings to train on" err
+run 0 "--iters 0" train als train1.txt -o zero.sfm --one-based --rank 2 --iters 0
+check "--iters 0: warns" has "warning: --iters 0: zero.sfm will hold the untrained starting" err
 printf '1 1 1\n1 1 2\n' >dup.txt
 run 2 "duplicate entries" train als dup.txt -o x.sfm
 run 0 "--sum-duplicates" train als dup.txt -o x.sfm --sum-duplicates --rank 1 --iters 1

@@ -1,10 +1,12 @@
 // sparsefac train: fit an ALS, implicit ALS or SGD model to a rating file and save it.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -22,7 +24,7 @@ struct TrainCommand {
   std::string algorithm, input, output, validation, solver, regularization, progress = "auto";
   int rank = 32, iterations = 15, cg_steps = 3;
   double lambda = 0.05, alpha = 40.0, learning_rate = 0.08, decay = 0.3, holdout = 0.0;
-  bool biases = false, no_scale = false, deterministic = false;
+  bool biases = false, no_scale = false, deterministic = false, force = false;
 };
 
 // Options that only some algorithms use; giving one to another algorithm is a usage error.
@@ -48,6 +50,33 @@ void check_restrictions(const CLI::App& cmd, const std::string& algorithm) {
       throw CLI::ValidationError(
           r.option, std::string("applies to ") + r.algorithms + " only, not to " + algorithm);
     }
+  }
+}
+
+// The model file must be writable before any work is done: a run of hours must not end at an
+// unwritable path, and an existing model is replaced only when the caller says so.
+void check_output(const std::string& path, bool force) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (fs::exists(status)) {
+    if (fs::is_directory(status)) throw CLI::ValidationError("--output", path + " is a directory");
+    if (!force) {
+      throw CLI::ValidationError("--output", path + " exists; pass --force to overwrite it");
+    }
+    if (::access(path.c_str(), W_OK) != 0) {
+      fail(SFAC_ERR_IO, "--output", "cannot write " + path + ": " + std::strerror(errno));
+    }
+    return;
+  }
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string dir = parent.empty() ? std::string(".") : parent.string();
+  if (!fs::is_directory(dir, error)) {
+    fail(SFAC_ERR_IO, "--output", "cannot write " + path + ": no directory " + dir);
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    fail(SFAC_ERR_IO, "--output",
+         "cannot write " + path + ": directory " + dir + ": " + std::strerror(errno));
   }
 }
 
@@ -142,6 +171,7 @@ int on_epoch(int epoch, double loss, double validation_rmse, double seconds, voi
 
 void run_train(const CLI::App& cmd, const TrainCommand& o) {
   check_restrictions(cmd, o.algorithm);
+  check_output(o.output, o.force);
   const bool use_bar =
       o.progress == "bar" || (o.progress == "auto" && ::isatty(::fileno(stdout)) == 1);
   Context ctx = make_context(o.context);
@@ -149,6 +179,11 @@ void run_train(const CLI::App& cmd, const TrainCommand& o) {
 
   Ratings ratings = read_ratings(ctx.get(), o.input, o.read);
   Sparse train_set = std::move(ratings.matrix), validation;
+  int64_t read_nnz = 0;
+  SFAC_CLI_CHECK(sfac_sparse_get_shape(train_set.get(), nullptr, nullptr, &read_nnz));
+  if (read_nnz == 0) {
+    fail(SFAC_ERR_INVALID_ARGUMENT, o.input, "no ratings to train on (the file has no data lines)");
+  }
   std::string validation_note;
   if (o.holdout > 0.0) {
     sfac_sparse *train_raw = nullptr, *test_raw = nullptr;
@@ -196,6 +231,11 @@ void run_train(const CLI::App& cmd, const TrainCommand& o) {
   std::printf("\n%s, rank %lld, %lld epochs on %s\n", o.algorithm.c_str(),
               static_cast<long long>(rank), static_cast<long long>(iterations), device);
   std::fflush(stdout);
+  if (iterations == 0) {
+    std::fprintf(stderr,
+                 "sparsefac: warning: --iters 0: %s will hold the untrained starting factors\n",
+                 o.output.c_str());
+  }
 
   Monitor monitor;
   monitor.total = static_cast<int>(iterations);
@@ -248,7 +288,9 @@ void register_train(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember({"als", "ials", "sgd"}));
   cmd->add_option("input", o->input, "Rating file (users x items)")->required();
-  cmd->add_option("-o,--output", o->output, "Model file to write")->required();
+  cmd->add_option("-o,--output", o->output, "Model file to write (checked before training)")
+      ->required();
+  cmd->add_flag("--force", o->force, "Overwrite the model file if it exists");
   add_read_options(*cmd, o->read, true);
   cmd->add_option("--rank", o->rank, "Factor length k (default 32)")->check(CLI::Range(1, 65536));
   cmd->add_option("--iters", o->iterations, "Epochs (default 15 for als/ials, 20 for sgd)")
