@@ -31,7 +31,7 @@ public class Quickstart {
                                  .listener(epoch -> {
                                    System.out.printf("epoch %2d  validation RMSE %.4f%n",
                                        epoch.epoch(), epoch.validationRmse());
-                                   return true;
+                                   return false;  // true would stop early
                                  })
                                  .build();
       try (Model model = Model.train(ctx, split.train(), options)) {

@@ -12,6 +12,6 @@ final class NativeEpochCallback {
   }
 
   int onEpoch(int epoch, double trainLoss, double validationRmse, double seconds) {
-    return listener.onEpoch(new EpochStats(epoch, trainLoss, validationRmse, seconds)) ? 0 : 1;
+    return listener.onEpoch(new EpochStats(epoch, trainLoss, validationRmse, seconds)) ? 1 : 0;
   }
 }

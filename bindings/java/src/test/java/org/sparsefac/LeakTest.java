@@ -59,7 +59,7 @@ class LeakTest {
         // Training with a listener (a JNI global reference each time), one failing with a
         // caught exception, and a trainer.
         TrainOptions options = TrainOptions.builder(Algorithm.ALS).rank(2).iterations(1)
-                                   .validation(s).listener(e -> true).build();
+                                   .validation(s).listener(e -> false).build();
         try (Model m = Model.train(ctx, s, options);
             Trainer t = new Trainer(ctx, s, options);
             Model snapshot = t.model()) {

@@ -138,7 +138,7 @@ class LifecycleTest {
         ctx.close();
         ratings.close();
         trainer[0].close();
-        return true;
+        return false;
       }).build();
       trainer[0] = new Trainer(ctx, ratings, options);
       assertEquals(1, trainer[0].run(1));
@@ -153,7 +153,7 @@ class LifecycleTest {
           Model m = Model.train(live, again, TrainOptions.builder(Algorithm.ALS).rank(2)
                                                  .iterations(2).listener(e -> {
                                                    again.close();
-                                                   return true;
+                                                   return false;
                                                  }).build())) {
         assertEquals(2, m.rank());
       }

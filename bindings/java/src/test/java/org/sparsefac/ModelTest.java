@@ -339,7 +339,7 @@ class ModelTest {
         try (Model m = Model.train(ctx, split.train(),
                  TrainOptions.builder(Algorithm.ALS).rank(2).iterations(2).listener(e -> {
                    seen[0] = Thread.currentThread();
-                   return true;
+                   return false;
                  }).build())) {
           assertEquals(2, m.rank());
         }

@@ -27,7 +27,10 @@ class TrainingTest {
                                  .iterations(8)
                                  .lambda(0.02)
                                  .validation(split.test())
-                                 .listener(epochs::add)
+                                 .listener(s -> {
+                                   epochs.add(s);
+                                   return false;
+                                 })
                                  .build();
       try (Model model = Model.train(ctx, split.train(), options)) {
         assertEquals(Algorithm.ALS, model.algorithm());
@@ -100,7 +103,7 @@ class TrainingTest {
                                      .iterations(10)
                                      .listener(s -> {
                                        seen.add(s.epoch());
-                                       return s.epoch() < 3;
+                                       return s.epoch() >= 3;  // stop
                                      })
                                      .build();
       try (Model m = Model.train(ctx, data.ratings(), stopAtThree)) {
@@ -137,7 +140,7 @@ class TrainingTest {
                                    if (s.epoch() == 2) {
                                      throw boom;
                                    }
-                                   return true;
+                                   return false;
                                  })
                                  .build();
       SparsefacException e = assertThrows(SparsefacException.class,
