@@ -71,3 +71,15 @@ set_tests_properties(install_consumer PROPERTIES
   LABELS packaging
   TIMEOUT 900
   ENVIRONMENT "CC=${CMAKE_C_COMPILER}")
+
+# ---- Install of a tree where only the library and the tool were built (scripts/demo.sh) -------
+# A fresh Release configuration of its own (minutes on two cores): in the plain build only.
+if(NOT SPARSEFAC_SANITIZE)
+  add_test(NAME install_partial_build
+    COMMAND ${BASH_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/install_partial_test.sh
+            ${PROJECT_SOURCE_DIR})
+  set_tests_properties(install_partial_build PROPERTIES
+    LABELS packaging
+    TIMEOUT 1200
+    ENVIRONMENT "CC=${CMAKE_C_COMPILER};CXX=${CMAKE_CXX_COMPILER}")
+endif()
