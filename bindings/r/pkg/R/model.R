@@ -68,8 +68,8 @@ predict.sfac_model <- function(object, users, items = NULL, ...) {
     sfac_abort(sprintf("users (%d) and items (%d) differ in length", length(users),
                        length(items)), 4L)
   }
-  u <- ids_to_index(users, "user")
-  i <- ids_to_index(items, "item")
+  u <- ids_to_index(users, "user", object$users)
+  i <- ids_to_index(items, "item", object$items)
   sfac_ok(native_model_predict(ptr, length(u), u, i, length(u)), "predict")[[1L]]
 }
 
@@ -98,10 +98,10 @@ recommend <- function(model, users, n = 10L, exclude = NULL, items = NULL,
                       ctx = default_context()) {
   ptr <- model_ptr(model)
   check_count(n, "n", min = 1)
-  u <- ids_to_index(users, "user")
+  u <- ids_to_index(users, "user", model$users)
   em <- as_sparse_arg(exclude, ctx, "exclude")
   on.exit(if (!is.null(em$temp)) close(em$temp))
-  allowed <- if (is.null(items)) NULL else ids_to_index(items, "item")
+  allowed <- if (is.null(items)) NULL else ids_to_index(items, "item", model$items)
   total <- length(u) * n
   out <- sfac_ok(native_model_recommend(ptr, length(u), u, as.integer(n), em$ptr,
                                       length(allowed), allowed, total, total), "recommend")
@@ -111,7 +111,7 @@ recommend <- function(model, users, n = 10L, exclude = NULL, items = NULL,
 similar_items <- function(model, items, n = 10L) {
   ptr <- model_ptr(model)
   check_count(n, "n", min = 1)
-  i <- ids_to_index(items, "item")
+  i <- ids_to_index(items, "item", model$items)
   total <- length(i) * n
   out <- sfac_ok(native_model_similar_items(ptr, length(i), i, as.integer(n), total, total),
                  "similar_items")
@@ -137,9 +137,9 @@ recalculate_user <- function(model, items, ratings, user = NULL) {
     sfac_abort(sprintf("items (%d) and ratings (%d) differ in length", length(items),
                        length(ratings)), 4L)
   }
-  i <- ids_to_index(items, "item")
+  i <- ids_to_index(items, "item", model$items)
   if (!is.numeric(ratings)) sfac_abort("ratings must be numeric")
-  u <- if (is.null(user)) -1L else ids_to_index(user, "user")
+  u <- if (is.null(user)) -1L else ids_to_index(user, "user", model$users)
   if (length(u) != 1L) sfac_abort("'user' must be a single id or NULL")
   out <- sfac_ok(native_model_recalculate_user(ptr, u, length(i), i, as.double(ratings),
                                              model$rank, 1), "recalculate_user")

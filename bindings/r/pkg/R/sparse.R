@@ -52,13 +52,20 @@ sparse_from_triplets <- function(cptr, df, dims, flags) {
 
 # 1-based R ids to the library's 0-based indices; range checks are the library's (its
 # messages name the index), but NA and fractions are caught here.
-ids_to_index <- function(ids, what) {
+# 1-based R ids to the library's 0-based indices. With `count` (the model's users or items),
+# an id past it is reported here in R's numbering, with its position in `ids`; the library
+# would name the 0-based index and position.
+ids_to_index <- function(ids, what, count = NULL) {
   if (anyNA(ids)) sfac_abort(sprintf("%s ids must not be NA", what))
   if (!is.numeric(ids)) sfac_abort(sprintf("%s ids must be numeric", what))
   if (any(ids != floor(ids))) sfac_abort(sprintf("%s ids must be whole numbers", what))
-  if (any(ids < 1 | ids > .Machine$integer.max)) {
-    bad <- ids[ids < 1 | ids > .Machine$integer.max][1L]
-    sfac_abort(sprintf("%s id %s out of range (ids start at 1)", what, format(bad)), 3L)
+  limit <- if (is.null(count)) .Machine$integer.max else count
+  out <- ids < 1 | ids > limit
+  if (any(out)) {
+    at <- which(out)[1L]
+    range <- if (is.null(count)) "ids start at 1" else sprintf("ids are 1..%s", format(count))
+    sfac_abort(sprintf("%s id %s (position %d) out of range (%s)", what, format(ids[at]), at,
+                       range), 3L)
   }
   as.integer(ids - 1)
 }

@@ -23,6 +23,15 @@ test_that("bad queries are rejected, not crashed on", {
   d <- planted(users = 50, items = 40, nnz = 800)
   m <- als(d$train, rank = 4, iterations = 2, ctx = d$ctx)
   expect_error(predict(m, 51, 1), "out of range", class = "sparsefac_out_of_range")
+  # Messages speak R's numbering: the id as given (1-based) and its 1-based position.
+  expect_error(predict(m, c(1, 2, 51), c(1, 1, 1)),
+               "user id 51 \\(position 3\\) out of range \\(ids are 1..50\\)",
+               class = "sparsefac_out_of_range")
+  expect_error(recommend(m, c(1, 10000), n = 2),
+               "user id 10000 \\(position 2\\) out of range \\(ids are 1..50\\)",
+               class = "sparsefac_out_of_range")
+  expect_error(similar_items(m, 41), "item id 41 \\(position 1\\) out of range \\(ids are 1..40\\)",
+               class = "sparsefac_out_of_range")
   expect_error(predict(m, 1:3, 1:2), class = "sparsefac_shape_mismatch")
   expect_error(predict(m, NA, 1), "NA", class = "sparsefac_error")
   expect_error(recommend(m, 1, n = 5, items = 41), class = "sparsefac_out_of_range")
