@@ -143,6 +143,15 @@ SFAC_API sfac_status sfac_context_set_stream(sfac_context* ctx, void* stream);
  * contexts. Recording an event on it after a call marks the call's completion. */
 SFAC_API sfac_status sfac_context_get_stream(const sfac_context* ctx, void** out);
 
+/* Host memory budget: the bytes one object built for this context (a sparse matrix created
+ * from arrays or read from a file, a dense matrix of a CPU context) may need. A larger one is
+ * refused with SFAC_ERR_OUT_OF_MEMORY before anything is allocated, so that a file of a few
+ * bytes declaring a huge shape cannot exhaust memory. 0, the default: the memory available to
+ * the process when the object is built (Linux: MemAvailable, within the address-space limit).
+ * bytes must be >= 0. Training on a CUDA device has its own budget, SFAC_OPT_DEVICE_MEMORY_LIMIT. */
+SFAC_API sfac_status sfac_context_set_memory_limit(sfac_context* ctx, int64_t bytes);
+SFAC_API sfac_status sfac_context_get_memory_limit(const sfac_context* ctx, int64_t* out);
+
 /* Number of usable CUDA devices: 0 when built without CUDA or when no driver is present. */
 SFAC_API sfac_status sfac_cuda_device_count(int* out);
 

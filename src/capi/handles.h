@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/error.h"
 #include "core/idmap.h"
+#include "core/memory_budget.h"
 #include "core/model.h"
 #include "core/train_options.h"
 #include "core/trainer.h"
@@ -119,10 +121,21 @@ inline std::unique_ptr<sfac_sparse> adopt_sparse(sfac::Backend& backend, sfac::H
   return adopt_sparse(backend.make_sparse(std::move(csr)));
 }
 
+// Throws SFAC_ERR_OUT_OF_MEMORY before a rows x cols matrix of nnz entries is built beyond the
+// context's host memory budget.
+inline void require_sparse_memory(const sfac::Backend& backend, int64_t rows, int64_t cols,
+                                  int64_t nnz) {
+  sfac::require_host_memory(sfac::sparse_build_bytes(rows, cols, nnz),
+                            backend.host_memory_limit(),
+                            "a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                " sparse matrix of " + std::to_string(nnz) + " entries");
+}
+
 // A new handle owning the backend's matrix built from checked COO triplets (check_coo).
 inline std::unique_ptr<sfac_sparse> adopt_sparse_from_coo(
     sfac::Backend& backend, int64_t rows, int64_t cols, int64_t nnz, const int32_t* row_indices,
     const int32_t* col_indices, const float* values, sfac::DuplicatePolicy duplicates) {
+  require_sparse_memory(backend, rows, cols, nnz);
   return adopt_sparse(
       backend.make_sparse_from_coo(rows, cols, nnz, row_indices, col_indices, values, duplicates));
 }

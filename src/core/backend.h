@@ -2,6 +2,7 @@
 // the core talk only to these types; storage and algorithms live behind them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -153,6 +154,16 @@ class Backend : public std::enable_shared_from_this<Backend> {
   // set_stream(null) restores the backend's own stream; host backends accept only null.
   virtual void set_stream(void* stream);
   virtual void* stream_handle() const { return nullptr; }
+
+  // Host bytes one object built for the context may take (core/memory_budget.h); 0 = the
+  // memory available when it is built.
+  int64_t host_memory_limit() const { return host_memory_limit_.load(std::memory_order_relaxed); }
+  void set_host_memory_limit(int64_t bytes) {
+    host_memory_limit_.store(bytes, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<int64_t> host_memory_limit_{0};
 };
 
 // Creates the backend for a context; AUTO resolves to CUDA when available, else CPU.
