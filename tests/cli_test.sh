@@ -235,6 +235,13 @@ run 2 "CSV with only its header" train als header_only.csv -o empty.sfm
 check "CSV with only its header: says so" has "no ratings to train on" err
 run 0 "--iters 0" train als train1.txt -o zero.sfm --one-based --rank 2 --iters 0
 check "--iters 0: warns" has "warning: --iters 0: zero.sfm will hold the untrained starting" err
+run 1 "--lambda -1" train als train.txt -o x.sfm --lambda -1
+check "--lambda -1: one short line naming the bound" has "^--lambda: -1 must be >= 0$" err
+check "--lambda -1: no 309-digit DBL_MAX" test "$(wc -c <err)" -lt 120
+printf '1 2 3\n1 \001\033[31mred\377 3\n' >binary.txt
+run 2 "binary bytes in a rating file" train als binary.txt -o x.sfm
+check "binary bytes: escaped in the message" has "invalid column id '\\\\x01\\\\x1b\\[31mred\\\\xff'" err
+check "binary bytes: no raw control byte reaches the terminal" test "$(tr -d '\n' <err | tr -d '[:print:]' | wc -c)" -eq 0
 printf '1 1 1\n1 1 2\n' >dup.txt
 run 2 "duplicate entries" train als dup.txt -o x.sfm
 run 0 "--sum-duplicates" train als dup.txt -o x.sfm --sum-duplicates --rank 1 --iters 1

@@ -822,6 +822,26 @@ TEST_F(IoErrors, FilesThatCannotBeRead) {
   }
 }
 
+// Bytes of a binary file quoted in a message: escaped (no NUL cutting the message short, no
+// control sequences reaching a terminal) and cut at 40.
+TEST_F(IoErrors, BinaryFieldsAreEscapedAndCutInMessages) {
+  std::string field = "\x01\x02";
+  field += "a'b\\";
+  field += '\0';
+  field += "c\xff\x1b[31m";
+  const auto path = write("binary.txt", "0 0 1\n1 2 " + field + "\n");
+  SFAC_EXPECT_ERROR(SFAC_ERR_PARSE,
+                    R"(binary.txt:2: invalid number '\x01\x02a\x27b\x5c\x00c\xff\x1b[31m' in field 3)",
+                    try_read(path, SFAC_FORMAT_TRIPLETS));
+  std::string bell_field(100, '\x07'), expected = "invalid number '";
+  for (int i = 0; i < 40; ++i) expected += R"(\x07)";
+  expected += "...' in field 3";
+  const auto long_path = write("long.txt", "0 0 " + bell_field + "\n");
+  SFAC_EXPECT_ERROR(SFAC_ERR_PARSE, expected, try_read(long_path, SFAC_FORMAT_TRIPLETS));
+  const std::string message = sfac_last_error();
+  for (char c : message) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << static_cast<int>(c);
+}
+
 TEST_F(IoErrors, BadArguments) {
   const auto path = write("ok.txt", "0 0 1\n");
   sfac_sparse* out = kSparseSentinel;

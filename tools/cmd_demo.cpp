@@ -157,14 +157,14 @@ void register_demo(CLI::App& app) {
   auto o = std::make_shared<DemoOptions>();
   CLI::App* cmd = app.add_subcommand(
       "demo", "Train ALS and SGD on synthetic planted ratings and recommend (about 1M ratings)");
-  cmd->add_option("--users", o->users, "Users")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--items", o->items, "Items")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--nnz", o->nnz, "Ratings")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--users", o->users, "Users")->check(positive_number())->capture_default_str();
+  cmd->add_option("--items", o->items, "Items")->check(positive_number())->capture_default_str();
+  cmd->add_option("--nnz", o->nnz, "Ratings")->check(positive_number())->capture_default_str();
   cmd->add_option("--rank", o->rank, "Planted and trained rank")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--noise", o->noise, "Noise sigma")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--skew", o->skew, "Power-law skew of user/item degrees, in [0, 1)")
       ->check(CLI::Range(0.0, 0.99))

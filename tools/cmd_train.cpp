@@ -296,9 +296,9 @@ void register_train(CLI::App& app) {
   cmd->add_option("--iters", o->iterations, "Epochs (default 15 for als/ials, 20 for sgd)")
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--lambda", o->lambda, "Regularization (default 0.05, 0.01 for ials)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--alpha", o->alpha, "ials: confidence c = 1 + alpha * r (default 40)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--solver", o->solver, "als/ials: cholesky or cg (default cholesky)")
       ->check(CLI::IsMember({"cholesky", "cg"}));
   cmd->add_option("--cg-steps", o->cg_steps, "als/ials: CG steps per row (default 3)")
@@ -308,10 +308,10 @@ void register_train(CLI::App& app) {
       ->check(CLI::IsMember({"plain", "weighted"}));
   cmd->add_flag("--biases", o->biases, "als/sgd: learn a global mean and user and item biases");
   cmd->add_option("--lr", o->learning_rate, "sgd: learning rate alpha (default 0.08)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--decay", o->decay,
                   "sgd: beta of the schedule alpha / (1 + beta t^1.5) (default 0.3)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_flag("--no-scale", o->no_scale, "sgd: train on raw ratings, not ratings / stddev");
   cmd->add_flag("--deterministic", o->deterministic,
                 "Bit-reproducible results for a fixed seed and thread count");

@@ -7,6 +7,11 @@
 
 namespace sfac_cli {
 
+// Number checks for options. CLI11's NonNegativeNumber and PositiveNumber are ranges up to
+// DBL_MAX and print it, 309 digits, in their messages: "--lambda -1" should answer in a line.
+CLI::Validator non_negative_number();
+CLI::Validator positive_number();
+
 void add_context_options(CLI::App& app, ContextOptions& options);
 
 void register_info(CLI::App& app);

@@ -27,13 +27,35 @@ std::string backend_name(sfac_backend backend) {
   return "unknown";
 }
 
+namespace {
+
+CLI::Validator number_check(const char* name, bool (*accept)(double), const char* requirement) {
+  return CLI::Validator(
+      [accept, requirement](std::string& text) -> std::string {
+        double value = 0.0;
+        if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+        return accept(value) ? std::string() : text + " must be " + requirement;
+      },
+      name);
+}
+
+}  // namespace
+
+CLI::Validator non_negative_number() {
+  return number_check("NONNEGATIVE", [](double v) { return v >= 0.0; }, ">= 0");
+}
+
+CLI::Validator positive_number() {
+  return number_check("POSITIVE", [](double v) { return v > 0.0; }, "> 0");
+}
+
 void add_context_options(CLI::App& app, ContextOptions& options) {
   app.add_option("--backend", options.backend, "Backend: auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
   app.add_option("--device", options.device, "CUDA device ordinal")->capture_default_str();
   app.add_option("--threads", options.threads, "CPU threads (0 = all cores)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   app.add_option("--seed", options.seed, "Random seed")->capture_default_str();
 }

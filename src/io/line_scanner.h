@@ -100,11 +100,26 @@ inline int count_blank_fields(const char* p, const char* end) {
   }
 }
 
-// Field text for a message: quoted, and cut short so a binary file cannot make a huge message.
+// Field text for a message: quoted, bytes outside printable ASCII (and the quote and backslash)
+// written as \xNN, and cut short, so that a binary file can make neither a huge message, nor
+// one cut at a NUL byte, nor one that sends control sequences to the caller's terminal.
 inline std::string quoted(Field field) {
   constexpr ptrdiff_t kMax = 40;
-  if (field.end - field.begin <= kMax) return "'" + field.str() + "'";
-  return "'" + std::string(field.begin, field.begin + kMax) + "...'";
+  static constexpr char kHex[] = "0123456789abcdef";
+  const char* const stop = field.end - field.begin <= kMax ? field.end : field.begin + kMax;
+  std::string out = "'";
+  for (const char* p = field.begin; p != stop; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  out += stop == field.end ? "'" : "...'";
+  return out;
 }
 
 // Throws sfac::Error(status, "PATH:LINE: parts...").
