@@ -95,6 +95,11 @@ check "als: summary line" has "^trained 6 epochs" out
 run 0 "train ials --remap" train ials train.txt -o ials.sfm --remap --rank 4 --iters 3 --alpha 5
 check "ials: model file written" test -s ials.sfm
 check "ials: 3 epoch lines without val_rmse" test "$(grep -cE "$EPOCH_PLAIN" out)" -eq 3
+run 0 "eval an implicit model" eval ials.sfm test.txt --exclude train.txt
+check "eval ials: ranking metrics at 10 by default" has "^ndcg@10 " out
+check "eval ials: no RMSE for preference scores" test "$(grep -c '^rmse' out)" -eq 0
+run 0 "eval an implicit model --ranking 5" eval ials.sfm test.txt --ranking 5
+check "eval ials --ranking 5: at 5" has "^precision@5 " out
 
 run 0 "train sgd --remap --holdout" train sgd train.txt -o sgd.sfm --remap --holdout 0.1 \
   --rank 4 --iters 12 --lr 0.05 --deterministic --threads 1
