@@ -215,8 +215,18 @@ run 2 "unknown user" recommend sgd.sfm --user 4
 check "unknown user: names the id" has "user 4 is not in sgd.sfm" err
 run 2 "unknown item" similar sgd.sfm --item 51
 printf '1000 50\n1000 51\n' >bad_pairs.txt
-run 2 "predict: unknown item" predict sgd.sfm bad_pairs.txt
-check "predict: names the line" has "bad_pairs.txt:2: item 51" err
+run 2 "predict --unknown error: unknown item" predict sgd.sfm bad_pairs.txt --unknown error
+check "predict --unknown error: names the line" has "bad_pairs.txt:2: item 51" err
+run 0 "predict: unknown item skipped by default" predict sgd.sfm bad_pairs.txt
+check "predict skip: the known pair scored" test "$(lines out)" -eq 1 -a "$(cut -d' ' -f1-2 out)" = "1000 50"
+check "predict skip: noted on stderr" has "1 of 2 pairs of bad_pairs.txt have users or items" err
+cp out known_pair.txt
+run 0 "predict --unknown fallback" predict sgd.sfm bad_pairs.txt --unknown fallback
+check "predict fallback: both pairs, the known one unchanged" \
+  test "$(lines out)" -eq 2 -a "$(head -n 1 out)" = "$(cat known_pair.txt)"
+check "predict fallback: the unknown pair has a finite score" \
+  awk 'NR == 2 && $1 == 1000 && $2 == 51 && $3 == $3 + 0 { ok = 1 } END { exit !ok }' out
+run 1 "predict --unknown bogus" predict sgd.sfm bad_pairs.txt --unknown bogus
 printf '1000\n' >short_pairs.txt
 run 2 "predict: malformed line" predict sgd.sfm short_pairs.txt
 check "predict: parse error names the line" has "short_pairs.txt:1: expected 'user item'" err
