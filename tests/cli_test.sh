@@ -250,6 +250,13 @@ run 2 "CSV with only its header" train als header_only.csv -o empty.sfm
 check "CSV with only its header: says so" has "no ratings to train on" err
 run 0 "--iters 0" train als train1.txt -o zero.sfm --one-based --rank 2 --iters 0
 check "--iters 0: warns" has "warning: --iters 0: zero.sfm will hold the untrained starting" err
+# --holdout scores what --validation can: held-out ratings of users or items the split left
+# without training ratings are skipped (users 2000.. have one rating each here).
+awk '{ print } END { for (u = 0; u < 40; u++) print 2000 + u, 50, 3 }' train.txt >cold.txt
+run 0 "--holdout with users left cold" train als cold.txt -o cold.sfm --remap --holdout 0.5 \
+  --rank 2 --iters 1
+check "--holdout: cold held-out ratings skipped with a note" \
+  has "held-out ratings have users or items left without training ratings" err
 run 1 "--lambda -1" train als train.txt -o x.sfm --lambda -1
 check "--lambda -1: one short line naming the bound" has "^--lambda: -1 must be >= 0$" err
 check "--lambda -1: no 309-digit DBL_MAX" test "$(wc -c <err)" -lt 120

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "commands.h"
 #include "data_io.h"
@@ -78,6 +79,38 @@ void check_output(const std::string& path, bool force) {
     fail(SFAC_ERR_IO, "--output",
          "cannot write " + path + ": directory " + dir + ": " + std::strerror(errno));
   }
+}
+
+// The entries of `test` whose user (row) and item (column) have ratings in `train`, so that a
+// held-out split scores the same kind of ratings as a --validation file, whose ids must occur
+// in the training file.
+Sparse without_cold_entries(sfac_context* ctx, const sfac_sparse* train, const sfac_sparse* test,
+                            int64_t* dropped) {
+  int64_t rows = 0, cols = 0, nnz = 0;
+  SFAC_CLI_CHECK(sfac_sparse_get_shape(train, &rows, &cols, nullptr));
+  std::vector<int64_t> row_offsets(static_cast<size_t>(rows) + 1),
+      col_offsets(static_cast<size_t>(cols) + 1);
+  SFAC_CLI_CHECK(sfac_sparse_download_csr(train, row_offsets.data(), nullptr, nullptr));
+  SFAC_CLI_CHECK(sfac_sparse_download_csc(train, col_offsets.data(), nullptr, nullptr));
+  SFAC_CLI_CHECK(sfac_sparse_get_shape(test, nullptr, nullptr, &nnz));
+  std::vector<int32_t> r(static_cast<size_t>(nnz)), c(static_cast<size_t>(nnz));
+  std::vector<float> v(static_cast<size_t>(nnz));
+  SFAC_CLI_CHECK(sfac_sparse_download_coo(test, r.data(), c.data(), v.data()));
+  int64_t kept = 0;
+  for (int64_t e = 0; e < nnz; ++e) {
+    if (row_offsets[r[e] + 1] == row_offsets[r[e]] || col_offsets[c[e] + 1] == col_offsets[c[e]]) {
+      continue;
+    }
+    r[kept] = r[e];
+    c[kept] = c[e];
+    v[kept] = v[e];
+    ++kept;
+  }
+  *dropped = nnz - kept;
+  sfac_sparse* raw = nullptr;
+  SFAC_CLI_CHECK(sfac_sparse_create_coo(ctx, rows, cols, kept, r.data(), c.data(), v.data(),
+                                        SFAC_SPARSE_DEFAULT, &raw));
+  return Sparse(raw);
 }
 
 sfac_algorithm algorithm_of(const std::string& name) {
@@ -191,6 +224,14 @@ void run_train(const CLI::App& cmd, const TrainCommand& o) {
         sfac_split_random(train_set.get(), o.holdout, o.context.seed, &train_raw, &test_raw));
     train_set.reset(train_raw);
     validation.reset(test_raw);
+    int64_t dropped = 0;
+    validation = without_cold_entries(ctx.get(), train_set.get(), validation.get(), &dropped);
+    if (dropped > 0) {
+      std::fprintf(stderr,
+                   "sparsefac: note: %lld held-out ratings have users or items left without "
+                   "training ratings by the split; skipped, as --validation skips unknown ids\n",
+                   static_cast<long long>(dropped));
+    }
     char note[64];
     std::snprintf(note, sizeof note, "--holdout %g", o.holdout);
     validation_note = note;
