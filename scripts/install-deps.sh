@@ -19,6 +19,9 @@ packages=(
   libcli11-dev      # command-line parser of the sparsefac tool
   libgtest-dev      # GoogleTest
   googletest
+  clang             # libFuzzer targets (scripts/fuzz.sh), with the next two
+  libclang-rt-14-dev # libFuzzer and Clang's sanitizer runtimes (Debian 12's Clang is 14)
+  libomp-14-dev     # OpenMP for Clang
 )
 pip_files=()
 if [[ ${SFAC_NO_BINDINGS:-0} != 1 ]]; then

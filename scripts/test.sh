@@ -4,11 +4,14 @@
 #   2. Release build in build/ (CUDA files compiled when nvcc is found; CUDA tests skip without
 #      a device) and its ctest,
 #   3. ASan + UBSan Debug build in build-asan/ (CPU only) and its ctest,
-#   4. one summary line: "N passed, N failed, N skipped" over both runs (a build that fails
+#   4. the libFuzzer targets (scripts/fuzz.sh), SFAC_FUZZ_SECONDS (default 30) each, counted
+#      as one test per target,
+#   5. one summary line: "N passed, N failed, N skipped" over all runs (a build that fails
 #      counts as one failure; its tests are then not run).
 # Exits non-zero when a build or a test failed.
 #
-# Environment: SFAC_JOBS (parallel build/test jobs, default 2), SFAC_SKIP_ASAN=1 (Release only),
+# Environment: SFAC_JOBS (parallel build/test jobs, default 2), SFAC_SKIP_ASAN=1 (no sanitizer
+# build), SFAC_SKIP_FUZZ=1 (no fuzzing), SFAC_FUZZ_SECONDS,
 # SFAC_CMAKE_ARGS (extra arguments for both configure steps), SFAC_BINDINGS (AUTO|ON|OFF for the
 # Release build; default ON: every language binding must build and pass).
 set -euo pipefail
@@ -101,6 +104,16 @@ if [[ ${SFAC_SKIP_ASAN:-0} != 1 ]]; then
     run_tests build-asan
   else
     problems+=("sanitizer build failed")
+    total_failed=$((total_failed + 1))
+  fi
+fi
+
+# ---- 3. Fuzzing: the libFuzzer targets (Clang, ASan + UBSan), a short fixed time each ----------
+if [[ ${SFAC_SKIP_FUZZ:-0} != 1 ]]; then
+  if bash scripts/fuzz.sh "${SFAC_FUZZ_SECONDS:-30}"; then
+    total_passed=$((total_passed + 3))
+  else
+    problems+=("fuzzing failed: build-fuzz/findings, build-fuzz/fuzz_*.log")
     total_failed=$((total_failed + 1))
   fi
 fi
