@@ -66,25 +66,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                   null_values ? nullptr : v.data(), flags, &m);
       break;
     }
-    case 1: {
-      auto offsets = in.take_array<int64_t>(rows < 0 ? 1 : rows + 1);
-      // The index and value arrays hold offsets[rows] entries (the API's contract).
-      if (offsets.back() > 4096) offsets.back() %= 4097;
-      const int64_t n = offsets.back() < 0 ? 0 : offsets.back();
-      const auto c = in.take_array<int32_t>(n);
-      const auto v = in.take_array<float>(n);
-      st = sfac_sparse_create_csr(ctx, rows, cols, offsets.data(), c.data(),
-                                  null_values ? nullptr : v.data(), flags, &m);
-      break;
-    }
     default: {
-      auto offsets = in.take_array<int64_t>(cols < 0 ? 1 : cols + 1);
+      // CSR (kind 1) or CSC (kind 2): offsets over the compressed side, then its entries; the
+      // index and value arrays hold offsets.back() entries (the API's contract).
+      const bool csr = kind % 3 == 1;
+      const int64_t outer = csr ? rows : cols;
+      auto offsets = in.take_array<int64_t>(outer < 0 ? 1 : outer + 1);
       if (offsets.back() > 4096) offsets.back() %= 4097;
       const int64_t n = offsets.back() < 0 ? 0 : offsets.back();
-      const auto r = in.take_array<int32_t>(n);
+      const auto indices = in.take_array<int32_t>(n);
       const auto v = in.take_array<float>(n);
-      st = sfac_sparse_create_csc(ctx, rows, cols, offsets.data(), r.data(),
-                                  null_values ? nullptr : v.data(), flags, &m);
+      const float* values = null_values ? nullptr : v.data();
+      st = csr ? sfac_sparse_create_csr(ctx, rows, cols, offsets.data(), indices.data(), values,
+                                        flags, &m)
+               : sfac_sparse_create_csc(ctx, rows, cols, offsets.data(), indices.data(), values,
+                                        flags, &m);
       break;
     }
   }

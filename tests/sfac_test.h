@@ -2,9 +2,11 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -169,6 +171,16 @@ inline uint64_t test_seed() {
     return s;
   }();
   return seed;
+}
+
+// For EXPECT_EXIT(..., ExitedWithCode(0), ""): in the child process, limits the address space
+// to `bytes`, runs `check` and exits 0 when it returns true, 1 when not (2: no limit set).
+// Tests that use it skip under AddressSanitizer, which reserves more address space than that.
+template <typename Check>
+[[noreturn]] void exit_with_check_under_address_limit(uint64_t bytes, Check check) {
+  const rlimit bound{static_cast<rlim_t>(bytes), static_cast<rlim_t>(bytes)};
+  if (setrlimit(RLIMIT_AS, &bound) != 0) std::exit(2);
+  std::exit(check() ? 0 : 1);
 }
 
 }  // namespace sfac_test

@@ -1,7 +1,6 @@
 // The host memory budget of a context: shapes declared by tiny inputs (a file header, a large id,
 // a row count passed with one entry) are refused with SFAC_ERR_OUT_OF_MEMORY before anything
 // is allocated, the outputs stay untouched and the context stays usable.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <climits>
@@ -125,10 +124,7 @@ TEST(MemoryBudgetDefault, IsTheAvailableMemory) {
   GTEST_SKIP() << "an address-space limit and AddressSanitizer do not mix";
 #else
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  auto create_under_limit = [] {
-    const rlim_t limit = rlim_t{2} << 30;
-    const rlimit bound{limit, limit};
-    if (setrlimit(RLIMIT_AS, &bound) != 0) std::exit(2);
+  auto create = [] {
     Context c = make_cpu_context(1);
     const int32_t row = 5, col = 3;
     const float value = 1.0f;
@@ -136,12 +132,11 @@ TEST(MemoryBudgetDefault, IsTheAvailableMemory) {
     const sfac_status st =
         sfac_sparse_create_coo(c.get(), INT32_MAX, 10, 1, &row, &col, &value, 0, &out);
     const std::string message = sfac_last_error();
-    std::exit(st == SFAC_ERR_OUT_OF_MEMORY && out == nullptr &&
-                      message.find("bytes available") != std::string::npos
-                  ? 0
-                  : 1);
+    return st == SFAC_ERR_OUT_OF_MEMORY && out == nullptr &&
+           message.find("bytes available") != std::string::npos;
   };
-  EXPECT_EXIT(create_under_limit(), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(exit_with_check_under_address_limit(uint64_t{2} << 30, create),
+              ::testing::ExitedWithCode(0), "");
 #endif
 }
 

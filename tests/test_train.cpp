@@ -1,7 +1,5 @@
 // Trainers on planted data whose best reachable error is known, options and training loop.
 // The training tests run on every backend: Backends/Train.<name>/Cpu and .../Cuda.
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -649,24 +647,22 @@ TEST(TrainErrors, RankTooLargeForMemoryIsOutOfMemoryNotAnAbort) {
   GTEST_SKIP() << "an address-space limit and AddressSanitizer do not mix";
 #else
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  auto train_under_limit = [] {
-    const rlim_t limit = rlim_t{3} << 30;
-    const rlimit bound{limit, limit};
-    if (setrlimit(RLIMIT_AS, &bound) != 0) std::exit(2);
+  auto train = [] {
     Context ctx = make_cpu_context(2);
     Sparse r = create_sparse(ctx.get(), Triplets{6, 5, {0, 1, 2, 3, 4, 5}, {0, 1, 2, 3, 4, 0},
                                                  {1, 2, 3, 4, 5, 1}});
     sfac_train_options* raw = nullptr;
-    if (sfac_train_options_create(SFAC_ALGO_ALS, &raw) != SFAC_OK) std::exit(3);
+    if (sfac_train_options_create(SFAC_ALGO_ALS, &raw) != SFAC_OK) return false;
     Options o(raw);
     // The solver's d x d matrix alone is 16 GiB.
-    if (sfac_train_options_set_int(o.get(), SFAC_OPT_RANK, 65536) != SFAC_OK) std::exit(4);
-    if (sfac_train_options_set_int(o.get(), SFAC_OPT_ITERATIONS, 1) != SFAC_OK) std::exit(5);
+    if (sfac_train_options_set_int(o.get(), SFAC_OPT_RANK, 65536) != SFAC_OK) return false;
+    if (sfac_train_options_set_int(o.get(), SFAC_OPT_ITERATIONS, 1) != SFAC_OK) return false;
     sfac_model* m = nullptr;
     const sfac_status st = sfac_train(ctx.get(), r.get(), o.get(), &m);
     const std::string message = sfac_last_error();
-    std::exit(st == SFAC_ERR_OUT_OF_MEMORY && m == nullptr && !message.empty() ? 0 : 1);
+    return st == SFAC_ERR_OUT_OF_MEMORY && m == nullptr && !message.empty();
   };
-  EXPECT_EXIT(train_under_limit(), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(exit_with_check_under_address_limit(uint64_t{3} << 30, train),
+              ::testing::ExitedWithCode(0), "");
 #endif
 }
