@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -181,6 +183,34 @@ template <typename Check>
   const rlimit bound{static_cast<rlim_t>(bytes), static_cast<rlim_t>(bytes)};
   if (setrlimit(RLIMIT_AS, &bound) != 0) std::exit(2);
   std::exit(check() ? 0 : 1);
+}
+
+// A scratch directory of the test, removed with it.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() /
+              (name + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// After failed calls: the context still builds a small matrix.
+inline void expect_context_usable(sfac_context* ctx) {
+  Sparse small = create_sparse(ctx, Triplets{2, 2, {0, 1}, {1, 0}, {1.0f, 2.0f}});
+  int64_t nnz = 0;
+  SFAC_ASSERT_OK(sfac_sparse_get_shape(small.get(), nullptr, nullptr, &nnz));
+  EXPECT_EQ(nnz, 2);
 }
 
 }  // namespace sfac_test

@@ -6,7 +6,6 @@
 // check. The allocation hook is fault_injection.h.
 #include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -43,19 +42,6 @@ int64_t fail_each_allocation(const char* what, Call call, Undo undo) {
 
 class FaultInjection : public ::testing::Test {
  protected:
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
-  }
-
-  // The context still works after the failures.
-  void expect_usable() {
-    Sparse small = create_sparse(ctx.get(), Triplets{2, 2, {0, 1}, {1, 0}, {1.0f, 2.0f}});
-    int64_t nnz = 0;
-    SFAC_ASSERT_OK(sfac_sparse_get_shape(small.get(), nullptr, nullptr, &nnz));
-    EXPECT_EQ(nnz, 2);
-  }
-
   Context ctx = make_cpu_context(2);
   Triplets data = [] {
     Triplets t{40, 30, {}, {}, {}};
@@ -72,16 +58,11 @@ class FaultInjection : public ::testing::Test {
     }
     return t;
   }();
-  std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() /
-             ("sfac-faults-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
+  ScratchDir dir{"sfac-faults"};
 };
 
 TEST_F(FaultInjection, ReadAndCreate) {
-  const std::string path = (dir / "ratings.txt").string();
+  const std::string path = dir.file("ratings.txt");
   {
     std::ofstream f(path);
     for (size_t e = 0; e < data.r.size(); ++e) {
@@ -122,7 +103,7 @@ TEST_F(FaultInjection, ReadAndCreate) {
                 },
                 [&] { sfac_sparse_destroy(m); }),
             0);
-  expect_usable();
+  expect_context_usable(ctx.get());
 }
 
 TEST_F(FaultInjection, SddmmTrainSaveAndLoad) {
@@ -165,7 +146,7 @@ TEST_F(FaultInjection, SddmmTrainSaveAndLoad) {
 
   SFAC_ASSERT_OK(sfac_train(ctx.get(), ratings.get(), o.get(), &model));
   Model trained(model);
-  const std::string path = (dir / "model.sfm").string();
+  const std::string path = dir.file("model.sfm");
   EXPECT_GE(fail_each_allocation(
                 "sfac_model_save", [&] { return sfac_model_save(model, path.c_str()); }, [] {}),
             0);
@@ -187,7 +168,7 @@ TEST_F(FaultInjection, SddmmTrainSaveAndLoad) {
   float score = 0.0f;
   SFAC_ASSERT_OK(sfac_model_predict(model, 1, &u, &i, &score));
   EXPECT_TRUE(std::isfinite(score));
-  expect_usable();
+  expect_context_usable(ctx.get());
 }
 
 }  // namespace

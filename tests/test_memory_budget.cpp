@@ -5,7 +5,6 @@
 
 #include <climits>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -24,31 +23,13 @@ class MemoryBudget : public ::testing::Test {
   void SetUp() override { SFAC_ASSERT_OK(sfac_context_set_memory_limit(ctx.get(), kLimit)); }
 
   std::string write(const std::string& name, const std::string& text) {
-    const std::string path = (dir / name).string();
+    const std::string path = dir.file(name);
     std::ofstream(path, std::ios::binary) << text;
     return path;
   }
 
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
-  }
-
-  // The context still builds what fits.
-  void expect_usable() {
-    Sparse small = create_sparse(ctx.get(), Triplets{2, 2, {0, 1}, {1, 0}, {1.0f, 2.0f}});
-    int64_t nnz = 0;
-    SFAC_ASSERT_OK(sfac_sparse_get_shape(small.get(), nullptr, nullptr, &nnz));
-    EXPECT_EQ(nnz, 2);
-  }
-
   Context ctx = make_cpu_context(2);
-  std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() /
-             ("sfac-budget-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
+  ScratchDir dir{"sfac-budget"};
 };
 
 TEST_F(MemoryBudget, LimitRoundTripsAndRejectsNegativeValues) {
@@ -85,7 +66,7 @@ TEST_F(MemoryBudget, HugeShapesFromArraysAreRefusedBeforeAllocating) {
                     sfac_dense_create(ctx.get(), 100000, 1000, SFAC_DTYPE_FLOAT32, nullptr,
                                       &dense));
   EXPECT_EQ(dense, kDenseSentinel);
-  expect_usable();
+  expect_context_usable(ctx.get());
 }
 
 TEST_F(MemoryBudget, TinyFilesDeclaringHugeShapesAreRefused) {
@@ -103,7 +84,7 @@ TEST_F(MemoryBudget, TinyFilesDeclaringHugeShapesAreRefused) {
                                        nullptr));
     EXPECT_EQ(out, kSparseSentinel);
   }
-  expect_usable();
+  expect_context_usable(ctx.get());
   // Within the budget the same kind of file reads.
   const auto fits = write("fits.mtx",
                           "%%MatrixMarket matrix coordinate real general\n1000 10 1\n1000 10 2\n");
