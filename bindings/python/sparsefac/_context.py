@@ -43,6 +43,18 @@ class Context(Handle):
         call(_core.sfac_context_synchronize, self)
 
     @property
+    def memory_limit(self):
+        """Bytes of host memory one object built for this context (a sparse matrix read or
+        created, a dense matrix on the CPU) may need; a larger one raises OutOfMemoryError before
+        anything is allocated, so that a small file declaring a huge shape cannot exhaust a
+        service's memory. 0 (the default): the memory available when the object is built."""
+        return call(_core.sfac_context_get_memory_limit, self)
+
+    @memory_limit.setter
+    def memory_limit(self, limit):
+        call(_core.sfac_context_set_memory_limit, self, int(limit))
+
+    @property
     def stream(self):
         """The CUDA stream the context queues its device work on, as an integer handle: its own
         unless set_stream chose another; 0 on CPU contexts."""

@@ -248,6 +248,24 @@ def test_context_properties_and_repr():
     assert '"version"' in sf.build_info()
 
 
+def test_memory_limit_refuses_huge_shapes_before_allocating(tmp_path):
+    with sf.Context("cpu", threads=1) as c:
+        assert c.memory_limit == 0
+        c.memory_limit = 64 << 20
+        assert c.memory_limit == 64 << 20
+        with pytest.raises(sf.OutOfMemoryError, match="context's limit") as info:
+            sf.SparseMatrix.from_coo([5], [3], [1.0], shape=(2**31 - 1, 10), context=c)
+        assert isinstance(info.value, MemoryError)
+        huge = tmp_path / "huge.mtx"
+        huge.write_text("%%MatrixMarket matrix coordinate real general\n268435456 10 0\n")
+        with pytest.raises(sf.OutOfMemoryError, match="268435456 x 10"):
+            sf.SparseMatrix.read(str(huge), context=c)
+        with pytest.raises(sf.InvalidArgumentError, match="must be >= 0"):
+            c.memory_limit = -1
+        small = sf.SparseMatrix.from_coo([0, 1], [1, 0], [1.0, 2.0], shape=(2, 2), context=c)
+        assert small.nnz == 2
+
+
 def test_cpu_contexts_have_no_stream():
     with sf.Context("cpu", threads=1) as c:
         assert c.stream == 0
