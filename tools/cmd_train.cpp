@@ -212,9 +212,7 @@ void run_train(const CLI::App& cmd, const TrainCommand& o) {
 
   Ratings ratings = read_ratings(ctx.get(), o.input, o.read);
   Sparse train_set = std::move(ratings.matrix), validation;
-  int64_t read_nnz = 0;
-  SFAC_CLI_CHECK(sfac_sparse_get_shape(train_set.get(), nullptr, nullptr, &read_nnz));
-  if (read_nnz == 0) {
+  if (ratings.nnz == 0) {
     fail(SFAC_ERR_INVALID_ARGUMENT, o.input, "no ratings to train on (the file has no data lines)");
   }
   std::string validation_note;

@@ -33,11 +33,7 @@ sfac_status sfac_dense_create(sfac_context* ctx, int64_t rows, int64_t cols, sfa
       dtype == SFAC_DTYPE_FLOAT32 || dtype == SFAC_DTYPE_FLOAT16 || dtype == SFAC_DTYPE_BFLOAT16,
       SFAC_ERR_INVALID_ARGUMENT, "unknown dtype ", static_cast<int>(dtype));
   if (backend.kind() == SFAC_BACKEND_CPU) {
-    const int64_t elements = rows * cols;  // both <= INT32_MAX
-    const int64_t bytes = elements > std::numeric_limits<int64_t>::max() / 4
-                              ? std::numeric_limits<int64_t>::max()
-                              : elements * int64_t{sizeof(float)};
-    sfac::require_host_memory(bytes, backend.host_memory_limit(),
+    sfac::require_host_memory(sfac::dense_build_bytes(rows, cols), backend.host_memory_limit(),
                               "a " + std::to_string(rows) + " x " + std::to_string(cols) +
                                   " dense matrix");
   }

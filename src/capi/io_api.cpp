@@ -43,7 +43,6 @@ sfac_status sfac_read_sparse(sfac_context* ctx, const char* path, sfac_file_form
   const auto policy = (flags & SFAC_SPARSE_SUM_DUPLICATES) ? sfac::DuplicatePolicy::Sum
                                                            : sfac::DuplicatePolicy::Error;
   const int64_t nnz = static_cast<int64_t>(t.row.size());
-  sfac::capi::require_sparse_memory(backend, t.rows, t.cols, nnz);
   sfac::check_coo(t.rows, t.cols, nnz, t.row.data(), t.col.data(), t.value.data(),
                   backend.num_threads());
   // Build every output before publishing any, so a failure leaves no half-written outputs.

@@ -85,4 +85,9 @@ int64_t sparse_build_bytes(int64_t rows, int64_t cols, int64_t nnz) {
   return saturating_add(bytes, saturating_mul(std::max<int64_t>(nnz, 0), 40));
 }
 
+int64_t dense_build_bytes(int64_t rows, int64_t cols) {
+  return saturating_mul(saturating_mul(std::max<int64_t>(rows, 0), std::max<int64_t>(cols, 0)),
+                        int64_t{sizeof(float)});
+}
+
 }  // namespace sfac

@@ -22,4 +22,7 @@ void require_host_memory(int64_t bytes, int64_t limit, const std::string& what);
 // INT64_MAX.
 int64_t sparse_build_bytes(int64_t rows, int64_t cols, int64_t nnz);
 
+// The host bytes of a rows x cols float32 dense matrix; saturates at INT64_MAX.
+int64_t dense_build_bytes(int64_t rows, int64_t cols);
+
 }  // namespace sfac

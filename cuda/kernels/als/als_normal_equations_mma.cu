@@ -213,8 +213,9 @@ bool launch_als_normal_equations_mma(const AlsHalfSweep& s, const AlsBatch& batc
                                      float* b, cudaStream_t stream) {
   const int64_t side = (s.d + 1 + 15) / 16;  // row d holds the right-hand side
   const int64_t padded = 16 * side;
-  if (padded * kLead > kMaxSharedBytes) return false;  // also keeps the sizes below in int
-  const int64_t shared = 2 * int64_t{buffer_floats(static_cast<int>(padded))} * int64_t{sizeof(float)};
+  // padded <= kAlsMaxUnknowns + 16, so buffer_floats stays far inside int.
+  const int64_t shared =
+      2 * int64_t{buffer_floats(static_cast<int>(padded))} * int64_t{sizeof(float)};
   if (shared > kMaxSharedBytes) return false;
   const int blocks = static_cast<int>(side * (side + 1) / 2);
   // Fewer blocks a warp (more warps) for small systems; more for large ones, where a warp's
