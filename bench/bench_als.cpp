@@ -30,6 +30,7 @@
 //   bench_als [--cases netflix,ml20m,lastfm] [--ranks per case] [--scale 1] [--epochs 3]
 //             [--cpu-epochs 1] [--cpu-warmup 1] [--solver cholesky|cg] [--biases 0]
 //             [--peak-tflops 60] [--skew 0.6] [--threads 0] [--device 0] [--seed 1]
+//             [--factor-dtype float32|float16|bfloat16]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -71,7 +72,7 @@ const char* kUsage =
     "[--cpu-epochs 1 (timed CPU epochs; 0 = no CPU)] [--cpu-warmup 1 (0|1)] "
     "[--solver cholesky|cg] [--biases 0 (0|1, explicit ALS)] [--peak-tflops 60 (fp32 "
     "non-tensor peak of an H100 SXM; sets floor_ms)] [--skew 0.6] [--threads 0 (all)] "
-    "[--device 0] [--seed 1]";
+    "[--device 0] [--seed 1] [--factor-dtype float32|float16|bfloat16 (SFAC_OPT_FACTOR_DTYPE)]";
 
 [[noreturn]] void usage_error(const char* program, const std::string& why) {
   std::fprintf(stderr, "%s: %s\nusage: %s %s\n", program, why.c_str(), program, kUsage);
@@ -191,7 +192,8 @@ std::string describe_options(const sfac_train_options* o, sfac_algorithm algorit
   char buf[512];
   std::snprintf(
       buf, sizeof buf,
-      "%s lambda_user %g lambda_item %g regularization %s solver %s%s%s init_scale %g%s",
+      "%s lambda_user %g lambda_item %g regularization %s solver %s%s%s init_scale %g%s "
+      "factor_dtype %s",
       algorithm == SFAC_ALGO_IALS ? "IALS" : "ALS", get_d(SFAC_OPT_LAMBDA_USER),
       get_d(SFAC_OPT_LAMBDA_ITEM),
       get_i(SFAC_OPT_ALS_REGULARIZATION) == SFAC_REG_WEIGHTED ? "weighted (lambda n_u)" : "plain",
@@ -202,7 +204,10 @@ std::string describe_options(const sfac_train_options* o, sfac_algorithm algorit
       get_d(SFAC_OPT_INIT_SCALE),
       algorithm == SFAC_ALGO_IALS
           ? ""
-          : (" biases " + std::to_string(get_i(SFAC_OPT_USE_BIASES))).c_str());
+          : (" biases " + std::to_string(get_i(SFAC_OPT_USE_BIASES))).c_str(),
+      get_i(SFAC_OPT_FACTOR_DTYPE) == SFAC_DTYPE_FLOAT16    ? "float16"
+      : get_i(SFAC_OPT_FACTOR_DTYPE) == SFAC_DTYPE_BFLOAT16 ? "bfloat16"
+                                                             : "float32");
   return buf;
 }
 
@@ -238,6 +243,11 @@ int main(int argc, char** argv) {
   const int threads = static_cast<int>(flags.integer("--threads", 0, 0, 4096));
   const int device = static_cast<int>(flags.integer("--device", 0, 0, 1023));
   const uint64_t seed = static_cast<uint64_t>(flags.integer("--seed", 1, 0, INT64_MAX));
+  const std::string dtype_name =
+      flags.choice("--factor-dtype", "float32", {"float32", "float16", "bfloat16"});
+  const sfac_dtype factor_dtype = dtype_name == "float16"    ? SFAC_DTYPE_FLOAT16
+                                  : dtype_name == "bfloat16" ? SFAC_DTYPE_BFLOAT16
+                                                             : SFAC_DTYPE_FLOAT32;
   flags.done();
   std::vector<const Case*> cases;
   for (const std::string& name : bench::split(case_list)) {
@@ -304,6 +314,7 @@ int main(int argc, char** argv) {
     check(sfac_train_options_set_int(options, SFAC_OPT_ALS_SOLVER,
                                      cg ? SFAC_SOLVER_CG : SFAC_SOLVER_CHOLESKY),
           "solver");
+    check(sfac_train_options_set_int(options, SFAC_OPT_FACTOR_DTYPE, factor_dtype), "dtype");
     if (!implicit) {  // IALS has no biases
       check(sfac_train_options_set_int(options, SFAC_OPT_USE_BIASES, biases ? 1 : 0), "biases");
     }

@@ -26,6 +26,9 @@ struct DeviceSide {
   int64_t n = 0;
   DeviceBuffer<float> factors;  // n x stride
   DeviceBuffer<float> bias;     // n entries with biases
+  // 16-bit factor storage: the rows as stored (n x half_stride) and their largest magnitude.
+  DeviceBuffer<uint16_t> half;
+  DeviceBuffer<float> half_largest;
   // This side's ratings grouped by its rows.
   const int64_t* offsets = nullptr;
   const int32_t* others = nullptr;
@@ -79,6 +82,7 @@ class CudaAlsTrainer final : public Trainer {
         rank_(options.rank),
         d_(rank_ + (biases_ ? 1 : 0)),
         stride_(d_),
+        half_stride_((d_ + 7) / 8 * 8),
         nnz_(ratings.nnz()) {
     SFAC_REQUIRE(d_ <= kernels::kAlsMaxUnknowns, SFAC_ERR_UNSUPPORTED, "rank = ", rank_,
                  " is above what the CUDA ALS trainer supports (",
@@ -126,6 +130,11 @@ class CudaAlsTrainer final : public Trainer {
         const std::vector<float> bias = initial_biases(side->n);
         side->bias = DeviceBuffer<float>(bias.size(), own);
         side->bias.upload(bias.data(), bias.size());
+      }
+      if (options.factor_dtype != SFAC_DTYPE_FLOAT32) {
+        side->half = DeviceBuffer<uint16_t>(static_cast<size_t>(side->n * half_stride_), own);
+        side->half_largest = DeviceBuffer<float>(1, own);
+        round_to_storage(*side, own);
       }
       // The host arrays die at the end of the iteration.
       SFAC_CUDA_TRY(cudaStreamSynchronize(own));
@@ -175,7 +184,22 @@ class CudaAlsTrainer final : public Trainer {
     s.gram = implicit_ ? gram_.data() : nullptr;
     s.lambda = self.lambda;
     s.weighted = options_.regularization == SFAC_REG_WEIGHTED;
+    if (options_.factor_dtype != SFAC_DTYPE_FLOAT32) {
+      s.fixed_half = other.half.data();
+      s.half_stride = half_stride_;
+      s.half_bf16 = options_.factor_dtype == SFAC_DTYPE_BFLOAT16;
+      s.fixed_half_max = other.half_largest.data();
+    }
     return s;
+  }
+
+  // 16-bit storage: the side's factors rounded in place, and its 16-bit rows.
+  void round_to_storage(DeviceSide& side, cudaStream_t stream) {
+    if (options_.factor_dtype == SFAC_DTYPE_FLOAT32) return;
+    kernels::launch_round_to_storage(side.factors.data(), side.n, stride_, rank_, d_,
+                                     options_.factor_dtype == SFAC_DTYPE_BFLOAT16,
+                                     side.half.data(), half_stride_, side.half_largest.data(),
+                                     stream);
   }
 
   int64_t system_bytes() const { return (d_ * d_ + d_) * int64_t{sizeof(float)}; }
@@ -186,7 +210,12 @@ class CudaAlsTrainer final : public Trainer {
     const int64_t rows = ratings.rows() + ratings.cols();
     const int64_t segments = rows + 2 * ratings.nnz() / kernels::kAlsSegment + 2;
     const int64_t factors = rows * (stride_ + (biases_ ? 1 : 0));
-    return int64_t{sizeof(float)} * (2 * ratings.nnz() + factors + d_ * d_) +
+    // 16-bit storage: each side's 16-bit rows and largest magnitude.
+    const int64_t half_bytes = options_.factor_dtype == SFAC_DTYPE_FLOAT32
+                                   ? 0
+                                   : rows * half_stride_ * int64_t{sizeof(uint16_t)} +
+                                         2 * int64_t{sizeof(float)};
+    return int64_t{sizeof(float)} * (2 * ratings.nnz() + factors + d_ * d_) + half_bytes +
            segments * int64_t{sizeof(int64_t) + sizeof(int32_t)} +
            (rows + 2) * int64_t{sizeof(int64_t)} +
            2 * kernels::als_objective_blocks() * int64_t{sizeof(double)};
@@ -247,9 +276,14 @@ class CudaAlsTrainer final : public Trainer {
     });
   }
 
-  // Every row of `self` with `other` fixed.
+  // Every row of `self` with `other` fixed, then rounded to the storage type.
   void solve(DeviceSide& self, DeviceSide& other) {
     if (self.n == 0) return;
+    solve_rows(self, other);
+    round_to_storage(self, stream());
+  }
+
+  void solve_rows(DeviceSide& self, DeviceSide& other) {
     if (implicit_) gram(other);
     const kernels::AlsHalfSweep s = half_sweep(self, other);
     if (options_.solver == SFAC_SOLVER_CG) {
@@ -291,7 +325,7 @@ class CudaAlsTrainer final : public Trainer {
   std::shared_ptr<CudaBackend> backend_;  // first: the buffers are freed on its stream
   TrainOptions options_;
   bool implicit_, biases_;
-  int64_t rank_, d_, stride_, nnz_;
+  int64_t rank_, d_, stride_, half_stride_, nnz_;
   float global_mean_ = 0.0f;
   int64_t batch_ = 1;
   DeviceBuffer<float> csr_values_, csc_values_;

@@ -111,6 +111,10 @@ run 0 "train als --solver cg --biases" train als train.txt -o cg.sfm --remap --r
   --solver cg --cg-steps 2 --biases --regularization plain
 check "als cg: model file written" test -s cg.sfm
 
+run 0 "train als --factor-dtype float16" train als train.txt -o half.sfm --remap --rank 4 \
+  --iters 3 --factor-dtype float16 --biases
+check "als float16: model file written" test -s half.sfm
+
 # ---- eval ----------------------------------------------------------------------------------
 run 0 "eval als" eval als.sfm test.txt
 rmse=$(awk '$1 == "rmse" { print $2 }' out)
@@ -202,6 +206,8 @@ run 1 "unknown algorithm" train xyz train.txt -o x.sfm
 run 1 "missing -o" train als train.txt
 run 1 "--alpha with als" train als train.txt -o x.sfm --alpha 3
 run 1 "--lr with als" train als train.txt -o x.sfm --lr 0.1
+run 1 "--factor-dtype with sgd" train sgd train.txt -o x.sfm --factor-dtype float16
+run 1 "--factor-dtype float64" train als train.txt -o x.sfm --factor-dtype float64
 run 1 "--holdout 1.5" train sgd train.txt -o x.sfm --holdout 1.5
 run 1 "--holdout with --validation" train sgd train.txt -o x.sfm --holdout 0.1 --validation test.txt
 run 1 "unknown option" train als train.txt -o x.sfm --no-such-option

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "../src/core/factor_storage.h"
 #include "../src/cpu/sgd_grid.h"
 #include "../src/host/simd_kernels.h"
 #include "sfac_test.h"
@@ -127,6 +129,48 @@ TEST_P(Train, ExplicitAlsReachesTheNoiseFloorOnPlantedData) {
   const double test_rmse = rmse(model.get(), data.test.get());
   EXPECT_LT(test_rmse, 0.55) << "held-out RMSE vs sigma 0.5";
   EXPECT_GT(test_rmse, 0.45) << "below the noise floor is impossible on held-out data";
+}
+
+// 16-bit factor storage loses nothing measurable: the same held-out error as float32 storage,
+// with every factor of the model a value of the storage type.
+TEST_P(Train, AlsWith16BitFactorStorageReachesTheFloat32Error) {
+  Context ctx = context(0, test_seed());
+  Planted data = planted(ctx.get(), 20000, 5000, 2000000, 8, 0.5, 0.3);
+  double reference = 0.0;
+  for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16}) {
+    SCOPED_TRACE("dtype " + std::to_string(dtype));
+    Options opts = make_options(SFAC_ALGO_ALS);
+    SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_RANK, 8));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_ITERATIONS, 8));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_USE_BIASES, 1));
+    SFAC_ASSERT_OK(sfac_train_options_set_double(opts.get(), SFAC_OPT_LAMBDA, 0.02));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_FACTOR_DTYPE, dtype));
+    Model model;
+    SFAC_TRAIN_OK(train(ctx.get(), data.train.get(), opts.get(), &model));
+    const double test_rmse = rmse(model.get(), data.test.get());
+    if (dtype == SFAC_DTYPE_FLOAT32) reference = test_rmse;
+    EXPECT_LT(test_rmse, 0.55);
+    EXPECT_NEAR(test_rmse / reference, 1.0, 0.01) << test_rmse << " vs float32 " << reference;
+    std::vector<float> users(20000 * 8), items(5000 * 8);
+    SFAC_ASSERT_OK(sfac_model_get_user_factors(model.get(), users.data()));
+    SFAC_ASSERT_OK(sfac_model_get_item_factors(model.get(), items.data()));
+    int64_t unrounded = 0;
+    for (const std::vector<float>* v : {&users, &items}) {
+      for (float x : *v) unrounded += sfac::round_to_storage(x, dtype) != x;
+    }
+    EXPECT_EQ(unrounded, 0) << "factors that are not values of the storage type";
+  }
+}
+
+TEST_P(Train, SgdRejects16BitFactorStorage) {
+  Context ctx = context(0, test_seed());
+  Planted data = planted(ctx.get(), 200, 100, 2000, 4, 0.5, 0.3);
+  Options opts = make_options(SFAC_ALGO_SGD);
+  SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_FACTOR_DTYPE, SFAC_DTYPE_FLOAT16));
+  Model model;
+  SFAC_EXPECT_ERROR(SFAC_ERR_UNSUPPORTED, "SGD trains float32 factors",
+                    train(ctx.get(), data.train.get(), opts.get(), &model));
+  EXPECT_EQ(model.get(), nullptr);
 }
 
 TEST_P(Train, SgdReachesTheNoiseFloorOnPlantedData) {
@@ -385,6 +429,49 @@ TEST(TrainOptions, DefaultsDependOnTheAlgorithmAndRoundTrip) {
   EXPECT_EQ(limit, 1 << 30);
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "out of range",
                     sfac_train_options_set_int(als.get(), SFAC_OPT_DEVICE_MEMORY_LIMIT, -1));
+}
+
+TEST(TrainOptions, FactorDtypeDefaultsToFloat32AndTakesTheThreeStorageTypes) {
+  Options o = make_options(SFAC_ALGO_IALS);
+  int64_t dtype = -1;
+  SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_FACTOR_DTYPE, &dtype));
+  EXPECT_EQ(dtype, SFAC_DTYPE_FLOAT32);
+  for (sfac_dtype want : {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT32}) {
+    SFAC_ASSERT_OK(sfac_train_options_set_int(o.get(), SFAC_OPT_FACTOR_DTYPE, want));
+    SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_FACTOR_DTYPE, &dtype));
+    EXPECT_EQ(dtype, want);
+  }
+  for (int64_t bad : {-1, 3, 1 << 20}) {
+    SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "SFAC_OPT_FACTOR_DTYPE (option 10)",
+                      sfac_train_options_set_int(o.get(), SFAC_OPT_FACTOR_DTYPE, bad));
+  }
+  SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_FACTOR_DTYPE, &dtype));
+  EXPECT_EQ(dtype, SFAC_DTYPE_FLOAT32);
+}
+
+// Rounding to the storage types against independent references: the compiler's _Float16
+// conversion, and bfloat16's rounding on the bits.
+TEST(FactorStorage, RoundsToNearestEvenAsTheHardwareConversionsDo) {
+  std::mt19937_64 g(test_seed());
+  std::uniform_real_distribution<float> exponent(-30.0f, 20.0f), mantissa(1.0f, 2.0f);
+  std::vector<float> xs = {0.0f, -0.0f, 1.0f, 1.0f + 0x1p-11f, 1.0f + 0x3p-11f, 65504.0f,
+                           65519.9f, 65520.0f, -65520.0f, 0x1p-24f, 0x1p-25f, 0x3p-25f, 0x1p-14f,
+                           1e-30f, 3.4e38f, std::numeric_limits<float>::infinity()};
+  for (int n = 0; n < 100000; ++n) {
+    const float sign = (n & 1) ? -1.0f : 1.0f;
+    xs.push_back(sign * std::ldexp(mantissa(g), static_cast<int>(exponent(g))));
+  }
+  for (float x : xs) {
+    const float half = static_cast<float>(static_cast<_Float16>(x));
+    EXPECT_EQ(sfac::round_to_storage(x, SFAC_DTYPE_FLOAT16), half) << x;
+    uint32_t bits = 0;
+    std::memcpy(&bits, &x, sizeof bits);
+    if (std::isfinite(x)) bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+    float brain = 0.0f;
+    std::memcpy(&brain, &bits, sizeof bits);
+    EXPECT_EQ(sfac::round_to_storage(x, SFAC_DTYPE_BFLOAT16), brain) << x;
+    EXPECT_EQ(sfac::round_to_storage(x, SFAC_DTYPE_FLOAT32), x);
+  }
 }
 
 TEST(TrainOptions, BadValuesAreRejectedAndLeaveTheOptionUnchanged) {

@@ -22,7 +22,8 @@ namespace {
 struct TrainCommand {
   ContextOptions context;
   ReadOptions read;
-  std::string algorithm, input, output, validation, solver, regularization, progress = "auto";
+  std::string algorithm, input, output, validation, solver, regularization, factor_dtype,
+      progress = "auto";
   int rank = 32, iterations = 15, cg_steps = 3;
   double lambda = 0.05, alpha = 40.0, learning_rate = 0.08, decay = 0.3, holdout = 0.0;
   bool biases = false, no_scale = false, deterministic = false, force = false;
@@ -41,6 +42,7 @@ constexpr Restriction kRestrictions[] = {
     {"--solver", "als/ials"},
     {"--cg-steps", "als/ials"},
     {"--regularization", "als/ials"},
+    {"--factor-dtype", "als/ials"},
     {"--biases", "als/sgd"},
 };
 
@@ -144,6 +146,12 @@ TrainOptions make_options(const CLI::App& cmd, const TrainCommand& o) {
     SFAC_CLI_CHECK(sfac_train_options_set_int(
         raw, SFAC_OPT_ALS_REGULARIZATION,
         o.regularization == "plain" ? SFAC_REG_PLAIN : SFAC_REG_WEIGHTED));
+  }
+  if (given("--factor-dtype")) {
+    SFAC_CLI_CHECK(sfac_train_options_set_int(raw, SFAC_OPT_FACTOR_DTYPE,
+                                              o.factor_dtype == "float16"    ? SFAC_DTYPE_FLOAT16
+                                              : o.factor_dtype == "bfloat16" ? SFAC_DTYPE_BFLOAT16
+                                                                             : SFAC_DTYPE_FLOAT32));
   }
   if (o.biases) SFAC_CLI_CHECK(sfac_train_options_set_int(raw, SFAC_OPT_USE_BIASES, 1));
   if (given("--lr")) {
@@ -349,6 +357,10 @@ void register_train(CLI::App& app) {
   cmd->add_option("--regularization", o->regularization,
                   "als/ials: plain or weighted lambda (default weighted for als, plain for ials)")
       ->check(CLI::IsMember({"plain", "weighted"}));
+  cmd->add_option("--factor-dtype", o->factor_dtype,
+                  "als/ials: factor storage between solves: float32, float16 or bfloat16 "
+                  "(default float32; 16-bit is faster on a GPU)")
+      ->check(CLI::IsMember({"float32", "float16", "bfloat16"}));
   cmd->add_flag("--biases", o->biases, "als/sgd: learn a global mean and user and item biases");
   cmd->add_option("--lr", o->learning_rate, "sgd: learning rate alpha (default 0.08)")
       ->check(positive_number());

@@ -454,6 +454,16 @@ typedef enum sfac_option SFAC_ENUM_BASE {
                                        SFAC_ERR_OUT_OF_MEMORY at sfac_trainer_create. 0: its
                                        data plus a quarter of the memory free at its start.
                                        CPU trainers ignore it. Default 0 */
+  SFAC_OPT_FACTOR_DTYPE = 10,       /* sfac_dtype; how ALS and IALS store factors while
+                                       training: after each solve a row is rounded (to nearest
+                                       even) to this type, and the next half-sweep reads the
+                                       rounded values. 16-bit storage halves the bytes the CUDA
+                                       trainer moves and lets it form the normal equations on
+                                       16-bit tensor cores; arithmetic stays float32. Models keep
+                                       float factors (the rounded values). FLOAT16 needs
+                                       |factors| < 65504 (larger is a non-finite model, as any
+                                       divergence). SGD answers SFAC_ERR_UNSUPPORTED for other
+                                       than FLOAT32. Default SFAC_DTYPE_FLOAT32 */
 
   SFAC_OPT_ALS_REGULARIZATION = 100, /* sfac_regularization. Default SFAC_REG_WEIGHTED (ALS),
                                         SFAC_REG_PLAIN (IALS) */

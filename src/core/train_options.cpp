@@ -30,6 +30,7 @@ bool is_int_option(sfac_option option) {
     case SFAC_OPT_USE_BIASES:
     case SFAC_OPT_DETERMINISTIC:
     case SFAC_OPT_DEVICE_MEMORY_LIMIT:
+    case SFAC_OPT_FACTOR_DTYPE:
     case SFAC_OPT_ALS_REGULARIZATION:
     case SFAC_OPT_ALS_SOLVER:
     case SFAC_OPT_ALS_CG_STEPS:
@@ -75,6 +76,9 @@ std::string option_label(sfac_option option) {
       break;
     case SFAC_OPT_DEVICE_MEMORY_LIMIT:
       name = "SFAC_OPT_DEVICE_MEMORY_LIMIT";
+      break;
+    case SFAC_OPT_FACTOR_DTYPE:
+      name = "SFAC_OPT_FACTOR_DTYPE";
       break;
     case SFAC_OPT_ALS_REGULARIZATION:
       name = "SFAC_OPT_ALS_REGULARIZATION";
@@ -145,6 +149,12 @@ void TrainOptions::set_int(sfac_option option, int64_t value) {
     case SFAC_OPT_DEVICE_MEMORY_LIMIT:
       require_range(value >= 0, option, v, ">= 0 (bytes; 0 = automatic)");
       device_memory_limit = value;
+      break;
+    case SFAC_OPT_FACTOR_DTYPE:
+      require_range(value == SFAC_DTYPE_FLOAT32 || value == SFAC_DTYPE_FLOAT16 ||
+                        value == SFAC_DTYPE_BFLOAT16,
+                    option, v, "SFAC_DTYPE_FLOAT32, SFAC_DTYPE_FLOAT16 or SFAC_DTYPE_BFLOAT16");
+      factor_dtype = static_cast<sfac_dtype>(value);
       break;
     case SFAC_OPT_USE_BIASES:
     case SFAC_OPT_DETERMINISTIC:
@@ -224,6 +234,8 @@ int64_t TrainOptions::get_int(sfac_option option) const {
       return iterations;
     case SFAC_OPT_DEVICE_MEMORY_LIMIT:
       return device_memory_limit;
+    case SFAC_OPT_FACTOR_DTYPE:
+      return factor_dtype;
     case SFAC_OPT_USE_BIASES:
       return use_biases;
     case SFAC_OPT_DETERMINISTIC:

@@ -20,6 +20,7 @@ struct TrainOptions {
   double init_scale = 0.1;
   bool deterministic = false;
   int64_t device_memory_limit = 0;  // bytes; 0 = automatic
+  sfac_dtype factor_dtype = SFAC_DTYPE_FLOAT32;  // ALS storage of factors between solves
   sfac_regularization regularization = SFAC_REG_WEIGHTED;
   sfac_solver solver = SFAC_SOLVER_CHOLESKY;
   int64_t cg_steps = 3;

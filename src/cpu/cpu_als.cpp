@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/factor_init.h"
+#include "core/factor_storage.h"
 #include "host/blas_threads.h"
 #include "host/parallel_errors.h"
 #include "host/row_solver.h"
@@ -73,6 +74,7 @@ class CpuAlsTrainer final : public Trainer {
     for (auto [side, which] :
          {std::pair(&users_, FactorSide::users), std::pair(&items_, FactorSide::items)}) {
       side->factors = initial_factors(seed, which, side->n, rank_, stride, options.init_scale);
+      round_to_storage(side->factors, options.factor_dtype);
       if (biases_) side->bias = initial_biases(side->n);
     }
   }
@@ -200,6 +202,7 @@ void CpuAlsTrainer::solve_row(Side& self, const Side& other, const std::vector<f
   } else {
     solver.solve_cholesky(sys, x.data());
   }
+  round_to_storage(x.data(), rank_, options_.factor_dtype);
   std::copy_n(x.begin(), rank_, row);
   if (biases_) self.bias[i] = x[rank_];
 }

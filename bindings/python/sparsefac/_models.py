@@ -10,7 +10,8 @@ import numpy as np
 from . import _core
 from ._context import Context
 from ._errors import CallbackError, ClosedObjectError, SparsefacError
-from ._lib import Handle, as_float32, as_int32, call
+from ._dense import DTYPES
+from ._lib import Handle, as_float32, as_int32, call, enum_value
 from ._sparse import SparseMatrix, as_sparse, is_scipy_sparse
 
 _ALGO_ALS = _core.SFAC_ALGO_ALS
@@ -33,6 +34,7 @@ _OPTION_PARAMETERS = {
     _core.SFAC_OPT_ALS_CG_STEPS: "cg_steps",
     _core.SFAC_OPT_ALS_REGULARIZATION: "weighted_regularization",
     _core.SFAC_OPT_IMPLICIT_ALPHA: "alpha",
+    _core.SFAC_OPT_FACTOR_DTYPE: "factor_dtype",
     _core.SFAC_OPT_SGD_SCALE_RATINGS: "scale_ratings",
     _core.SFAC_OPT_SGD_LEARNING_RATE: "learning_rate",
     _core.SFAC_OPT_SGD_DECAY: "decay",
@@ -485,24 +487,33 @@ class MatrixFactorization:
                 "iterations": self.iterations}
 
 
+def _als_ints(model, ints):
+    """The options both ALS estimators share."""
+    ints[_core.SFAC_OPT_ALS_SOLVER] = (_core.SFAC_SOLVER_CG if model.use_cg
+                                       else _core.SFAC_SOLVER_CHOLESKY)
+    ints[_core.SFAC_OPT_ALS_CG_STEPS] = model.cg_steps
+    ints[_core.SFAC_OPT_FACTOR_DTYPE] = enum_value("factor_dtype", model.factor_dtype, DTYPES)
+    return ints
+
+
 class AlternatingLeastSquares(MatrixFactorization):
     """Explicit-feedback ALS: least squares on the observed ratings. weighted_regularization
-    (default True) multiplies lambda by each row's number of ratings (ALS-WR)."""
+    (default True) multiplies lambda by each row's number of ratings (ALS-WR). factor_dtype
+    "float16" or "bfloat16" stores the factors in 16 bits between solves (faster on a GPU)."""
 
     _algorithm = _ALGO_ALS
 
     def __init__(self, factors=32, regularization=None, iterations=None, use_cg=False,
-                 cg_steps=None, use_biases=False, weighted_regularization=True, **kwargs):
+                 cg_steps=None, use_biases=False, weighted_regularization=True,
+                 factor_dtype="float32", **kwargs):
         super().__init__(factors=factors, regularization=regularization, iterations=iterations,
                          use_cg=use_cg, cg_steps=cg_steps, use_biases=use_biases, **kwargs)
         self.weighted_regularization = weighted_regularization
+        self.factor_dtype = factor_dtype
 
     def _ints(self):
-        ints = super()._ints()
+        ints = _als_ints(self, super()._ints())
         ints[_core.SFAC_OPT_USE_BIASES] = int(bool(self.use_biases))
-        ints[_core.SFAC_OPT_ALS_SOLVER] = (_core.SFAC_SOLVER_CG if self.use_cg
-                                           else _core.SFAC_SOLVER_CHOLESKY)
-        ints[_core.SFAC_OPT_ALS_CG_STEPS] = self.cg_steps
         ints[_core.SFAC_OPT_ALS_REGULARIZATION] = (
             _core.SFAC_REG_WEIGHTED if self.weighted_regularization else _core.SFAC_REG_PLAIN)
         return ints
@@ -514,22 +525,20 @@ class AlternatingLeastSquares(MatrixFactorization):
 
 
 class ImplicitALS(MatrixFactorization):
-    """Implicit-feedback ALS (Hu, Koren, Volinsky): confidence 1 + alpha * r over all cells."""
+    """Implicit-feedback ALS (Hu, Koren, Volinsky): confidence 1 + alpha * r over all cells.
+    factor_dtype as for AlternatingLeastSquares."""
 
     _algorithm = _ALGO_IALS
 
     def __init__(self, factors=32, regularization=None, alpha=None, iterations=None,
-                 use_cg=False, cg_steps=None, **kwargs):
+                 use_cg=False, cg_steps=None, factor_dtype="float32", **kwargs):
         super().__init__(factors=factors, regularization=regularization, iterations=iterations,
                          use_cg=use_cg, cg_steps=cg_steps, **kwargs)
         self.alpha = alpha
+        self.factor_dtype = factor_dtype
 
     def _ints(self):
-        ints = super()._ints()
-        ints[_core.SFAC_OPT_ALS_SOLVER] = (_core.SFAC_SOLVER_CG if self.use_cg
-                                           else _core.SFAC_SOLVER_CHOLESKY)
-        ints[_core.SFAC_OPT_ALS_CG_STEPS] = self.cg_steps
-        return ints
+        return _als_ints(self, super()._ints())
 
     def _doubles(self):
         doubles = super()._doubles()

@@ -251,6 +251,23 @@ def test_use_cg_solver_agrees(explicit_data):
     assert cg.evaluate(test)[0] < 0.15
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_factor_storage_matches_float32(explicit_data, dtype):
+    train, test, _, _ = explicit_data
+    def fit(factor_dtype):
+        return sf.AlternatingLeastSquares(factors=8, iterations=10, regularization=0.01,
+                                          factor_dtype=factor_dtype, num_threads=2).fit(train)
+    full, half = fit("float32"), fit(dtype)
+    assert half.evaluate(test)[0] < 1.02 * full.evaluate(test)[0]
+    # every factor is a value of the storage type
+    stored = half.user_factors.astype(np.float16 if dtype == "float16" else np.float32)
+    if dtype == "bfloat16":
+        stored = (stored.view(np.uint32) & 0xffff0000).view(np.float32)
+    np.testing.assert_array_equal(stored.astype(np.float32), half.user_factors)
+    with pytest.raises(ValueError, match="factor_dtype"):
+        sf.ImplicitALS(factor_dtype="float64").fit(train)
+
+
 def test_predict_and_fit_bad_input(explicit_data):
     train, _, _, _ = explicit_data
     model = fit_als(train, iterations=1)

@@ -38,6 +38,15 @@ struct AlsHalfSweep {
   int64_t rank = 0;
   int64_t d = 0;  // unknowns per row: rank, plus the bias
 
+  // With 16-bit factor storage (SFAC_OPT_FACTOR_DTYPE): the fixed side's rows as stored,
+  // half_stride 16-bit values a row (a multiple of 8, above d: zero past d), `fixed` holding the
+  // same values as floats, and the largest magnitude among them (on the device). Null for
+  // float32 storage.
+  const uint16_t* fixed_half = nullptr;
+  int64_t half_stride = 0;
+  bool half_bf16 = false;  // bfloat16, else float16
+  const float* fixed_half_max = nullptr;
+
   bool implicit = false;
   float alpha = 0.0f;
   float global_mean = 0.0f;

@@ -29,6 +29,20 @@ void launch_als_normal_equations(const AlsHalfSweep& s, const AlsBatch& batch, f
 bool launch_als_normal_equations_mma(const AlsHalfSweep& s, const AlsBatch& batch, float* a,
                                      float* b, cudaStream_t stream);
 
+// The path of launch_als_normal_equations for 16-bit factor storage (s.fixed_half set), on
+// 16-bit tensor cores (als_normal_equations_half.cu), per segment; false (nothing launched)
+// without 16-bit storage or where the staged rows do not fit shared memory.
+bool launch_als_normal_equations_half(const AlsHalfSweep& s, const AlsBatch& batch, float* a,
+                                      float* b, cudaStream_t stream);
+
+// 16-bit factor storage (als_factor_storage.cu): rounds the first `rank` entries of the n rows
+// (of `stride` floats) in place to float16 (bf16 false) or bfloat16, writes the first d entries
+// of each row (the rest zero) as 16-bit values to `half` (n x half_stride), and sets *largest to
+// the largest finite magnitude among them.
+void launch_round_to_storage(float* factors, int64_t n, int64_t stride, int64_t rank, int64_t d,
+                             bool bf16, uint16_t* half, int64_t half_stride, float* largest,
+                             cudaStream_t stream);
+
 // Solves the batch's systems by Cholesky into the solved side's rows (and biases). A system
 // that is not positive definite (no regularization and fewer ratings than unknowns) is solved
 // again with its diagonal raised by 1e-6 of its mean (as the CPU trainer does); if that fails

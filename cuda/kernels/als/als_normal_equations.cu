@@ -1,5 +1,5 @@
-// The batched normal equations of an ALS half-sweep: the dispatch to the tensor-core kernel
-// (als_normal_equations_mma.cu), and, for systems whose staged rows do not fit its shared
+// The batched normal equations of an ALS half-sweep: the dispatch to the tensor-core kernels
+// (als_normal_equations_half.cu for 16-bit factor storage, als_normal_equations_mma.cu), and, for systems whose staged rows do not fit its shared
 // memory (d above about 300), Gates et al.'s sparse syrk with long rows cut into segments on
 // CUDA cores (normal_equations_kernel); the fold of a long row's segments serves both.
 #include <algorithm>
@@ -234,7 +234,8 @@ void fold(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b, cuda
 void launch_als_normal_equations(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b,
                                  cudaStream_t stream) {
   if (batch.segments <= 0) return;
-  if (launch_als_normal_equations_mma(s, batch, a, b, stream)) {
+  if (launch_als_normal_equations_half(s, batch, a, b, stream) ||
+      launch_als_normal_equations_mma(s, batch, a, b, stream)) {
     fold(s, batch, a, b, stream);
     return;
   }

@@ -1,0 +1,317 @@
+// The batched normal equations of an ALS half-sweep with 16-bit factor storage, on 16-bit
+// tensor cores (mma m16n8k16, fp32 accumulators): one thread block per segment (and chunk of
+// 16 x 16 blocks of the lower triangle), each warp a few of those blocks in accumulators.
+//
+// Per segment the product is A = L^T R over its ratings. R holds the fixed side's stored rows
+// y_j exactly (16-bit values, so every product is exact in fp32). L holds the same rows times
+// the weights w_j; where every w_j is 1 (explicit feedback) L is R itself and each 16 x 8 tile
+// costs one mma per 16 ratings, otherwise w_j y_j is split into two 16-bit parts (hi + lo) and
+// costs two. Two more columns of L and R carry the targets c_j, split the same way: rows
+// `targets` and `targets` + 1 of the product add up to b^T = sum_j c_j y_j^T, so the right-hand
+// side comes out of the same tiles. float16 has a narrow range: the targets and the weighted
+// rows are scaled by powers of two (per segment, from its largest weight and target and the
+// largest stored factor) so that their parts stay far inside it, and the sums are scaled back.
+//
+// Staging: the segment's stored rows are copied by cp.async, 16 bytes at a time, `kStage`
+// ratings a buffer, one buffer ahead of the arithmetic, rating-major (`lead` values a rating,
+// an odd multiple of 8, so the eight 16-byte rows an ldmatrix reads fall on distinct banks);
+// ldmatrix.trans turns them into fragments.
+#include <algorithm>
+
+#include "cuda/cuda_check.h"
+#include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/common/cp_async.cuh"
+#include "cuda/kernels/common/mma_half.cuh"
+
+namespace sfac::cuda::kernels {
+namespace {
+
+constexpr int kStage = 64;  // ratings per staged buffer
+constexpr int kMaxWarps = 8;
+constexpr int kMaxSharedBytes = 100 * 1024;
+// Scaled targets and weighted rows stay below this magnitude (float16's largest is 65504).
+constexpr int kScaledExponent = 14;
+
+// Bytes of one staged buffer: kStage rows of `lead` 16-bit values, then kStage weights.
+__host__ __device__ constexpr int buffer_bytes(int lead) {
+  return kStage * lead * 2 + kStage * 4;
+}
+
+// Block q of the lower triangle of a grid of 16 x 16 blocks, numbered row by row.
+__device__ inline void lower_block(int q, int* bi, int* bj) {
+  int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(q) + 1.0f) - 1.0f) * 0.5f);
+  while ((i + 1) * (i + 2) / 2 <= q) ++i;
+  while (i * (i + 1) / 2 > q) --i;
+  *bi = i;
+  *bj = q - i * (i + 1) / 2;
+}
+
+// A power of two that brings magnitudes up to `largest` below 2^kScaledExponent (and small ones
+// up to it, where float16 is most precise); 1 for nothing to scale.
+__device__ inline float range_scale(float largest) {
+  if (!(largest > 0.0f) || !isfinite(largest)) return 1.0f;
+  int exponent = 0;
+  frexpf(largest, &exponent);  // largest < 2^exponent
+  return ldexpf(1.0f, kScaledExponent - exponent);
+}
+
+// The largest of v over the block (every thread gets it); `scratch` holds kMaxWarps floats.
+__device__ inline float block_max(float v, float* scratch) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  }
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  if (threadIdx.x % 32 == 0) scratch[warp] = v;
+  __syncthreads();
+  float m = 0.0f;
+  for (int w = 0; w < static_cast<int>(blockDim.x) / 32; ++w) m = fmaxf(m, scratch[w]);
+  __syncthreads();
+  return m;
+}
+
+// kBlocksPerWarp: 16 x 16 blocks a warp holds (8 accumulators a thread each).
+// kWeighted: the left operand is w_j y_j (two mma a tile), else y_j (one).
+template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
+__global__ void __launch_bounds__(kMaxWarps * 32)
+    normal_equations_half_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int blocks,
+                                 float* a, float* b) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ float scratch[kMaxWarps];
+  const int lead = padded + 8;
+  const int bytes = buffer_bytes(lead);
+  const int targets = static_cast<int>(s.half_stride);  // rows `targets`, + 1: b's two parts
+  const int64_t local = blockIdx.x;
+  const int64_t segment = segment_base + local;
+  const int64_t row = s.segment_row[segment];
+  const bool first = s.first_segment[row] == segment;
+  const int d = static_cast<int>(s.d);
+  const int64_t begin = s.segment_begin[segment], end = s.segment_begin[segment + 1];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int warps = static_cast<int>(blockDim.x) / 32;
+  const int g = lane >> 2, t = lane & 3;
+
+  // This warp's blocks: an even share of the thread block's chunk.
+  const int chunk_begin = static_cast<int>(blockIdx.y) * kMaxWarps * kBlocksPerWarp;
+  const int chunk = min(blocks - chunk_begin, warps * kBlocksPerWarp);
+  const int q0 = chunk_begin + warp * chunk / warps;
+  const int count = chunk_begin + (warp + 1) * chunk / warps - q0;
+  int block_row[kBlocksPerWarp], block_col[kBlocksPerWarp];
+  {
+    int bi, bj;
+    lower_block(q0, &bi, &bj);
+#pragma unroll
+    for (int p = 0; p < kBlocksPerWarp; ++p) {
+      block_row[p] = bi;
+      block_col[p] = bj;
+      if (++bj > bi) {
+        ++bi;
+        bj = 0;
+      }
+    }
+  }
+
+  // Scales of the targets and of the weighted rows (float16 only: bfloat16 has float's range).
+  float target_scale = 1.0f, weight_scale = 1.0f;
+  if constexpr (!kBf16) {
+    float largest_target = 0.0f, largest_weight = 0.0f;
+    for (int64_t e = begin + threadIdx.x; e < end; e += blockDim.x) {
+      float w, c;
+      als_weight_target(s, s.values[e], s.others[e], &w, &c);
+      largest_target = fmaxf(largest_target, fabsf(c));
+      largest_weight = fmaxf(largest_weight, fabsf(w));
+    }
+    target_scale = range_scale(block_max(largest_target, scratch));
+    if constexpr (kWeighted) {
+      weight_scale = range_scale(block_max(largest_weight, scratch) * *s.fixed_half_max);
+    }
+  }
+
+  // Columns past the targets' two stay zero in both buffers (the stored rows are zero from d
+  // to `targets`).
+  for (int slot = 0; slot < 2; ++slot) {
+    auto* z = reinterpret_cast<uint16_t*>(smem + slot * bytes);
+    for (int i = threadIdx.x; i < kStage * (padded - targets - 2); i += blockDim.x) {
+      const int r = i / (padded - targets - 2), col = targets + 2 + i % (padded - targets - 2);
+      z[r * lead + col] = 0;
+    }
+  }
+
+  // Queues ratings [e0, e0 + kStage) into buffer `slot`: weights and targets directly, the
+  // stored rows by cp.async in 16-byte pieces.
+  const int pieces = targets / 8;
+  auto issue = [&](int64_t e0, int slot) {
+    auto* z = reinterpret_cast<uint16_t*>(smem + slot * bytes);
+    auto* w = reinterpret_cast<float*>(smem + slot * bytes + kStage * lead * 2);
+    for (int j = threadIdx.x; j < kStage; j += blockDim.x) {
+      float wj = 0.0f, cj = 0.0f;
+      if (e0 + j < end) als_weight_target(s, s.values[e0 + j], s.others[e0 + j], &wj, &cj);
+      w[j] = wj * weight_scale;
+      const float scaled = cj * target_scale;
+      const uint16_t hi = detail::to_16bit<kBf16>(scaled);
+      z[j * lead + targets] = hi;
+      z[j * lead + targets + 1] = detail::to_16bit<kBf16>(scaled - detail::from_16bit<kBf16>(hi));
+    }
+    for (int i = threadIdx.x; i < kStage * pieces; i += blockDim.x) {
+      const int rating = i / pieces, piece = i % pieces;
+      const bool valid = e0 + rating < end;
+      const uint16_t* y =
+          s.fixed_half + (valid ? int64_t{s.others[e0 + rating]} * targets : 0) + 8 * piece;
+      detail::cp_async16(z + rating * lead + 8 * piece, y, valid);
+    }
+    detail::cp_async_commit();
+  };
+
+  float acc[kBlocksPerWarp][2][4] = {};
+  if (begin < end) issue(begin, 0);
+  int slot = 0;
+  // ldmatrix row addresses of this lane within a 16-rating step: the left operand reads
+  // matrices (ratings 0-7 | 8-15) x (dimensions 0-7 | 8-15) in the order a0, a1 (+8 dims),
+  // a2 (+8 ratings), a3; the right one (ratings 0-7 | 8-15) x (columns 0-7 | 8-15) as the b
+  // pairs of the tile's two 8-column halves.
+  const int left_rating = (lane & 7) + 8 * (lane >> 4), left_dim = 8 * ((lane >> 3) & 1);
+  const int right_rating = (lane & 7) + 8 * ((lane >> 3) & 1), right_col = 8 * (lane >> 4);
+  for (int64_t e0 = begin; e0 < end; e0 += kStage, slot ^= 1) {
+    const int n = static_cast<int>(end - e0 < kStage ? end - e0 : kStage);
+    if (e0 + kStage < end) {
+      issue(e0 + kStage, slot ^ 1);
+      detail::cp_async_wait<1>();
+    } else {
+      detail::cp_async_wait<0>();
+    }
+    __syncthreads();
+    const auto* z = reinterpret_cast<const uint16_t*>(smem + slot * bytes);
+    const auto* w = reinterpret_cast<const float*>(smem + slot * bytes + kStage * lead * 2);
+    for (int k0 = 0; k0 < n; k0 += 16) {
+      uint32_t left[4], left_lo[4];
+      int loaded_row = -1;
+#pragma unroll
+      for (int p = 0; p < kBlocksPerWarp; ++p) {
+        if (p < count) {
+          if (block_row[p] != loaded_row) {
+            loaded_row = block_row[p];
+            detail::ldmatrix_x4_trans(
+                left, z + (k0 + left_rating) * lead + 16 * loaded_row + left_dim);
+            if constexpr (kWeighted) {
+              // Rows below d are y_j: weigh them; the targets' rows and the zeros past d not.
+              const float2 w_low = *reinterpret_cast<const float2*>(w + k0 + 2 * t);
+              const float2 w_high = *reinterpret_cast<const float2*>(w + k0 + 8 + 2 * t);
+#pragma unroll
+              for (int m = 0; m < 4; ++m) {
+                const int dim = 16 * loaded_row + g + 8 * (m & 1);
+                const float2 wm = m < 2 ? w_low : w_high;
+                if (dim < d) {
+                  const float2 y = detail::unpack_16bit<kBf16>(left[m]);
+                  detail::split_16bit<kBf16>(make_float2(y.x * wm.x, y.y * wm.y), &left[m],
+                                             &left_lo[m]);
+                } else {
+                  left_lo[m] = 0;
+                }
+              }
+            }
+          }
+          uint32_t right[4];
+          detail::ldmatrix_x4_trans(
+              right, z + (k0 + right_rating) * lead + 16 * block_col[p] + right_col);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const uint32_t pair[2] = {right[2 * h], right[2 * h + 1]};
+            detail::mma_16bit<kBf16>(acc[p][h], left, pair);
+            if constexpr (kWeighted) detail::mma_16bit<kBf16>(acc[p][h], left_lo, pair);
+          }
+        }
+      }
+    }
+    __syncthreads();  // the buffer is refilled two passes on
+  }
+
+  const float reg = first ? als_regularization(s, s.offsets[row + 1] - s.offsets[row]) : 0.0f;
+  const float unscale_rows = 1.0f / weight_scale, unscale_targets = 1.0f / target_scale;
+  float* A = a + local * int64_t{d} * d;
+#pragma unroll
+  for (int p = 0; p < kBlocksPerWarp; ++p) {
+    if (p >= count) break;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = 16 * block_row[p] + g + (e >= 2 ? 8 : 0);
+        const int j = 16 * block_col[p] + 8 * h + 2 * t + (e & 1);
+        float v = acc[p][h][e];
+        // Row `targets` + 1 (b's low part) is held by the lane four on (g + 1: `targets` is a
+        // multiple of 8).
+        const float low_part = __shfl_down_sync(0xffffffffu, v, 4);
+        if (i == targets) {
+          if (j < d) b[local * d + j] = (v + low_part) * unscale_targets;
+        } else if (i < d && j <= i) {
+          if (kWeighted) v *= unscale_rows;
+          if (s.gram && first) v += s.gram[int64_t{i} * d + j];
+          if (i == j) v += reg;
+          A[int64_t{i} * d + j] = v;
+          if (j < i) A[int64_t{j} * d + i] = v;  // the Cholesky kernels read the upper one
+        }
+      }
+    }
+  }
+}
+
+template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
+void launch(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks, int shared,
+            float* a, float* b, cudaStream_t stream) {
+  const int per_chunk = kMaxWarps * kBlocksPerWarp;
+  const int warps =
+      std::min(kMaxWarps, (std::min(blocks, per_chunk) + kBlocksPerWarp - 1) / kBlocksPerWarp);
+  auto kernel = normal_equations_half_kernel<kBf16, kBlocksPerWarp, kWeighted>;
+  SFAC_CUDA_TRY(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxShared));
+  const dim3 grid(static_cast<unsigned>(batch.segments),
+                  static_cast<unsigned>((blocks + per_chunk - 1) / per_chunk));
+  kernel<<<grid, warps * 32, static_cast<size_t>(shared), stream>>>(s, batch.segment_base, padded,
+                                                                     blocks, a, b);
+}
+
+template <bool kBf16, int kBlocksPerWarp>
+void launch_weighted_or_not(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks,
+                            int shared, float* a, float* b, cudaStream_t stream) {
+  if (s.implicit) {
+    launch<kBf16, kBlocksPerWarp, true>(s, batch, padded, blocks, shared, a, b, stream);
+  } else {
+    launch<kBf16, kBlocksPerWarp, false>(s, batch, padded, blocks, shared, a, b, stream);
+  }
+}
+
+template <bool kBf16>
+void launch_type(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks,
+                 int shared, float* a, float* b, cudaStream_t stream) {
+  // Fewer blocks a warp (more warps) for small systems; more for large ones, where a warp's
+  // blocks share their rows' fragments.
+  if (blocks <= 21) {
+    launch_weighted_or_not<kBf16, 4>(s, batch, padded, blocks, shared, a, b, stream);
+  } else {
+    launch_weighted_or_not<kBf16, 8>(s, batch, padded, blocks, shared, a, b, stream);
+  }
+}
+
+}  // namespace
+
+bool launch_als_normal_equations_half(const AlsHalfSweep& s, const AlsBatch& batch, float* a,
+                                      float* b, cudaStream_t stream) {
+  if (s.fixed_half == nullptr) return false;
+  // The stored rows, then the targets' two columns, padded to whole 16 x 16 blocks.
+  const int64_t padded = (s.half_stride + 2 + 15) / 16 * 16;
+  // padded <= kAlsMaxUnknowns + 24, so buffer_bytes stays far inside int.
+  const int shared = 2 * buffer_bytes(static_cast<int>(padded) + 8);
+  if (shared > kMaxSharedBytes) return false;
+  const int side = static_cast<int>(padded / 16);
+  const int blocks = side * (side + 1) / 2;
+  if (s.half_bf16) {
+    launch_type<true>(s, batch, static_cast<int>(padded), blocks, shared, a, b, stream);
+  } else {
+    launch_type<false>(s, batch, static_cast<int>(padded), blocks, shared, a, b, stream);
+  }
+  SFAC_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+}  // namespace sfac::cuda::kernels
