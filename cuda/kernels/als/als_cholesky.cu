@@ -1,8 +1,8 @@
-// Batched Cholesky solves of the ALS normal equations: systems whose packed triangle fits
-// shared memory go to als_cholesky_packed.cu; larger ones are factored here, one thread block
-// per system, right-looking, in place in global memory (the upper triangle, which the
-// factorization never writes, keeps the original for the retry of a system that is not
-// positive definite).
+// Batched Cholesky solves of the ALS normal equations: systems whose tiles fit shared memory
+// go to als_cholesky_mma.cu, larger ones whose packed triangle fits to
+// als_cholesky_packed.cu; larger ones still are factored here, one thread block per system,
+// right-looking, in place in global memory (the upper triangle, which the factorization never
+// writes, keeps the original for the retry of a system that is not positive definite).
 #include <algorithm>
 
 #include "cuda/cuda_check.h"
@@ -114,7 +114,10 @@ void launch_als_cholesky_solve(const AlsHalfSweep& s, const AlsBatch& batch, flo
   int device = 0, max_shared = 0;
   SFAC_CUDA_TRY(cudaGetDevice(&device));
   SFAC_CUDA_TRY(cudaDeviceGetAttribute(&max_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (launch_als_cholesky_solve_packed(s, batch, a, b, max_shared, stream)) return;
+  if (launch_als_cholesky_solve_mma(s, batch, a, b, max_shared, stream) ||
+      launch_als_cholesky_solve_packed(s, batch, a, b, max_shared, stream)) {
+    return;
+  }
   const size_t vectors = static_cast<size_t>(2 * s.d) * sizeof(float);
   const dim3 grid(static_cast<unsigned>(batch.row_end - batch.row_begin));
   cholesky_solve_kernel<<<grid, kThreads, vectors, stream>>>(s, batch, a, b);

@@ -56,6 +56,12 @@ bool launch_als_cholesky_solve_packed(const AlsHalfSweep& s, const AlsBatch& bat
                                       const float* a, const float* b, int max_shared_bytes,
                                       cudaStream_t stream);
 
+// The path of launch_als_cholesky_solve with the factorization's updates on tensor cores
+// (als_cholesky_mma.cu), for d below 191 where the tiles fit shared memory; false (nothing
+// launched) otherwise.
+bool launch_als_cholesky_solve_mma(const AlsHalfSweep& s, const AlsBatch& batch, const float* a,
+                                   const float* b, int max_shared_bytes, cudaStream_t stream);
+
 // cg_steps of conjugate gradient on every row, from the row's current value (warm start),
 // never forming the matrices.
 void launch_als_conjugate_gradient(const AlsHalfSweep& s, int64_t cg_steps, cudaStream_t stream);
