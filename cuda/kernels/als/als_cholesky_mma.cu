@@ -44,21 +44,24 @@ __device__ inline void lower_block(int q, int* bi, int* bj) {
 }
 
 // The lower tiles of [A; b^T] (padded with zeros to `tiles` block rows), the diagonal of A
-// raised by `raise`. A is read along rows (its both triangles hold the same values), by
-// cp.async: every load in flight at once, where plain loads would wait one by one.
+// raised by `raise`. A is read along the rows of its lower triangle (the upper part of the
+// diagonal tiles is loaded too, and never used), by cp.async: every load in flight at once,
+// where plain loads would wait one by one.
 __device__ void load_tiles(const float* a, const float* b, int d, int tiles, float raise,
                            float* l) {
-  for (int q = 0; q < tile_count(tiles); ++q) {
-    int bi, bj;
-    lower_block(q, &bi, &bj);
-    float* t = l + q * kTileFloats;
-    for (int e = threadIdx.x; e < kTile * kTile; e += blockDim.x) {
-      const int r = e / kTile, c = e % kTile;
-      const int i = kTile * bi + r, j = kTile * bj + c;
-      if (i < d && j < d) {
-        detail::cp_async4(t + r * kLead + c, a + int64_t{i} * d + j, true);
-      } else {
-        t[r * kLead + c] = i == d && j < d ? b[j] : 0.0f;
+  // Thread t loads entries (t / 16 + 8 m, t % 16), m = 0, 1, of every tile (128 threads).
+  const int c = static_cast<int>(threadIdx.x) % kTile;
+  float* t = l;
+  for (int bi = 0; bi < tiles; ++bi) {
+    for (int bj = 0; bj <= bi; ++bj, t += kTileFloats) {
+      const int j = kTile * bj + c;
+      for (int r = static_cast<int>(threadIdx.x) / kTile; r < kTile; r += kThreads / kTile) {
+        const int i = kTile * bi + r;
+        if (i < d && j < d) {
+          detail::cp_async4(t + r * kLead + c, a + int64_t{i} * d + j, true);
+        } else {
+          t[r * kLead + c] = i == d && j < d ? b[j] : 0.0f;
+        }
       }
     }
   }
@@ -282,14 +285,20 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
+bool als_cholesky_on_tensor_cores(int64_t d) { return (d + 1 + kTile - 1) / kTile <= kMaxTiles; }
+
 bool launch_als_cholesky_solve_mma(const AlsHalfSweep& s, const AlsBatch& batch, const float* a,
                                    const float* b, int max_shared_bytes, cudaStream_t stream) {
+  if (!als_cholesky_on_tensor_cores(s.d)) return false;
   const int64_t tiles = (s.d + 1 + kTile - 1) / kTile;
-  if (tiles > kMaxTiles) return false;
   const int64_t shared =
       (tile_count(static_cast<int>(tiles)) * int64_t{kTileFloats} + kTile * tiles) *
       int64_t{sizeof(float)};
-  if (shared > max_shared_bytes) return false;
+  // The normal equations left A's upper triangle unwritten for this kernel: no fallback. Every
+  // device the library is built for (sm_90 and later) has the shared memory.
+  SFAC_REQUIRE(shared <= max_shared_bytes, SFAC_ERR_UNSUPPORTED, "the ALS Cholesky kernel needs ",
+               shared, " bytes of shared memory per block; this device offers ",
+               max_shared_bytes);
   SFAC_CUDA_TRY(cudaFuncSetAttribute(cholesky_mma_kernel,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(shared)));

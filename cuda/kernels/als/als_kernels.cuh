@@ -12,15 +12,16 @@ namespace sfac::cuda::kernels {
 
 // A batch of a half-sweep: rows [row_begin, row_end), whose segments are [segment_base,
 // segment_base + segments). The batch's systems are stored one per segment (d x d row-major,
-// both triangles, and d right-hand side entries); a row's system is its first segment's.
+// and d right-hand side entries); a row's system is its first segment's.
 struct AlsBatch {
   int64_t row_begin = 0, row_end = 0;
   int64_t segment_base = 0, segments = 0;
 };
 
 // The batch's normal equations a = G + sum_j w_j y_j y_j^T + reg I and b = sum_j c_j y_j:
-// per segment, then the segments of each row added into its first (in segment order). Both
-// triangles of a: the Cholesky kernels read the upper one.
+// per segment, then the segments of each row added into its first (in segment order). The
+// lower triangle of a, and the upper one too unless als_cholesky_on_tensor_cores(d) (the other
+// Cholesky kernels read it).
 void launch_als_normal_equations(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b,
                                  cudaStream_t stream);
 
@@ -61,6 +62,11 @@ bool launch_als_cholesky_solve_packed(const AlsHalfSweep& s, const AlsBatch& bat
 // launched) otherwise.
 bool launch_als_cholesky_solve_mma(const AlsHalfSweep& s, const AlsBatch& batch, const float* a,
                                    const float* b, int max_shared_bytes, cudaStream_t stream);
+
+// Whether launch_als_cholesky_solve takes systems of d unknowns to the tensor-core kernel. That
+// kernel reads only the lower triangle of A (and ignores the upper part of its diagonal 16 x 16
+// tiles), so the normal equations need not write the upper one.
+bool als_cholesky_on_tensor_cores(int64_t d);
 
 // cg_steps of conjugate gradient on every row, from the row's current value (warm start),
 // never forming the matrices.

@@ -74,7 +74,7 @@ __device__ inline float block_max(float v, float* scratch) {
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
 __global__ void __launch_bounds__(kMaxWarps * 32)
     normal_equations_half_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int blocks,
-                                 float* a, float* b) {
+                                 bool mirror, float* a, float* b) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ float scratch[kMaxWarps];
   const int lead = padded + 8;
@@ -128,17 +128,19 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 
   // Columns past the targets' two stay zero in both buffers (the stored rows are zero from d
   // to `targets`).
-  for (int slot = 0; slot < 2; ++slot) {
-    auto* z = reinterpret_cast<uint16_t*>(smem + slot * bytes);
-    for (int i = threadIdx.x; i < kStage * (padded - targets - 2); i += blockDim.x) {
-      const int r = i / (padded - targets - 2), col = targets + 2 + i % (padded - targets - 2);
-      z[r * lead + col] = 0;
-    }
+  for (int r = threadIdx.x; r < 2 * kStage; r += blockDim.x) {
+    auto* z = reinterpret_cast<uint16_t*>(smem + (r / kStage) * bytes) + (r % kStage) * lead;
+    for (int col = targets + 2; col < padded; ++col) z[col] = 0;
   }
 
   // Queues ratings [e0, e0 + kStage) into buffer `slot`: weights and targets directly, the
-  // stored rows by cp.async in 16-byte pieces.
+  // stored rows by cp.async in 16-byte pieces, piece i of the buffer (rating i / pieces) to
+  // thread i % blockDim.x; the quotient and remainder are stepped, not divided, per piece.
   const int pieces = targets / 8;
+  const int first_rating = static_cast<int>(threadIdx.x) / pieces;
+  const int first_piece = static_cast<int>(threadIdx.x) % pieces;
+  const int rating_step = static_cast<int>(blockDim.x) / pieces;
+  const int piece_step = static_cast<int>(blockDim.x) % pieces;
   auto issue = [&](int64_t e0, int slot) {
     auto* z = reinterpret_cast<uint16_t*>(smem + slot * bytes);
     auto* w = reinterpret_cast<float*>(smem + slot * bytes + kStage * lead * 2);
@@ -151,12 +153,18 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
       z[j * lead + targets] = hi;
       z[j * lead + targets + 1] = detail::to_16bit<kBf16>(scaled - detail::from_16bit<kBf16>(hi));
     }
-    for (int i = threadIdx.x; i < kStage * pieces; i += blockDim.x) {
-      const int rating = i / pieces, piece = i % pieces;
+    int rating = first_rating, piece = first_piece;
+    while (rating < kStage) {
       const bool valid = e0 + rating < end;
       const uint16_t* y =
           s.fixed_half + (valid ? int64_t{s.others[e0 + rating]} * targets : 0) + 8 * piece;
       detail::cp_async16(z + rating * lead + 8 * piece, y, valid);
+      rating += rating_step;
+      piece += piece_step;
+      if (piece >= pieces) {
+        piece -= pieces;
+        ++rating;
+      }
     }
     detail::cp_async_commit();
   };
@@ -247,7 +255,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
           if (s.gram && first) v += s.gram[int64_t{i} * d + j];
           if (i == j) v += reg;
           A[int64_t{i} * d + j] = v;
-          if (j < i) A[int64_t{j} * d + i] = v;  // the Cholesky kernels read the upper one
+          if (mirror && j < i) A[int64_t{j} * d + i] = v;  // some Cholesky kernels read it
         }
       }
     }
@@ -267,8 +275,10 @@ void launch(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks
                                      cudaSharedmemCarveoutMaxShared));
   const dim3 grid(static_cast<unsigned>(batch.segments),
                   static_cast<unsigned>((blocks + per_chunk - 1) / per_chunk));
+  // Both triangles of A only for the Cholesky kernels that read the upper one.
+  const bool mirror = !als_cholesky_on_tensor_cores(s.d);
   kernel<<<grid, warps * 32, static_cast<size_t>(shared), stream>>>(s, batch.segment_base, padded,
-                                                                     blocks, a, b);
+                                                                     blocks, mirror, a, b);
 }
 
 template <bool kBf16, int kBlocksPerWarp>

@@ -52,7 +52,7 @@ __device__ inline void split4(const float (&x)[4], uint32_t (&big)[4], uint32_t 
 template <int kBlocksPerWarp>
 __global__ void __launch_bounds__(kMaxWarps * 32)
     normal_equations_mma_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int blocks,
-                                float* a, float* b) {
+                                bool mirror, float* a, float* b) {
   extern __shared__ __align__(16) float smem[];
   const int buffer = buffer_floats(padded);
   const int64_t local = blockIdx.x;
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
           if (s.gram && first) v += s.gram[int64_t{i} * d + j];
           if (i == j) v += reg;
           A[int64_t{i} * d + j] = v;
-          if (j < i) A[int64_t{j} * d + i] = v;  // the Cholesky kernels read the upper one
+          if (mirror && j < i) A[int64_t{j} * d + i] = v;  // some Cholesky kernels read it
         }
       }
     }
@@ -203,8 +203,10 @@ void launch(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks
                                      cudaSharedmemCarveoutMaxShared));
   const dim3 grid(static_cast<unsigned>(batch.segments),
                   static_cast<unsigned>((blocks + per_chunk - 1) / per_chunk));
+  // Both triangles of A only for the Cholesky kernels that read the upper one.
+  const bool mirror = !als_cholesky_on_tensor_cores(s.d);
   kernel<<<grid, warps * 32, static_cast<size_t>(shared), stream>>>(s, batch.segment_base, padded,
-                                                                     blocks, a, b);
+                                                                     blocks, mirror, a, b);
 }
 
 }  // namespace
