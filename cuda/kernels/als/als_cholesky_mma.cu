@@ -7,8 +7,8 @@
 //      accuracy, common/mma_tf32.cuh).
 // Rows past d are zero and the extra row d holds b, so it comes out as L^-1 b (the forward
 // substitution is free); pivots at and past d are taken as 1. One warp then does the backward
-// substitution. A system that is not positive definite is reloaded with its diagonal raised
-// and factored again, as in als_cholesky.cu.
+// substitution. A system that is not positive definite, or whose solution is not finite, is
+// reloaded with its diagonal raised and solved again, as in als_cholesky.cu.
 #include <algorithm>
 
 #include "cuda/cuda_check.h"
@@ -109,6 +109,7 @@ __device__ void factor_diagonal(float* diag, int k, int d, float* inverse, int* 
       if (r >= c) row[c] = fmaf(-row[j], below, row[c]);
     }
   }
+  __syncwarp();  // lanes 16-31 read the rows that lanes 0-15 now write
   if (lane < kTile) {
 #pragma unroll
     for (int c = 0; c < kTile; c += 4) {
@@ -219,9 +220,9 @@ __device__ inline float entry(float* l, int i, int j) {
 
 // L^T x = z, z = L^-1 b in row d, by warp 0, a block of 16 unknowns at a time from the last:
 // lanes c and c + 16 take the dots of column 16k + c of the tiles below with the finished
-// unknowns (half the rows each), then the 16 x 16 triangle is solved with shuffles. x = 0
-// where the factorization failed.
-__device__ void solve_backward(float* l, int d, int tiles, bool ok, float* x) {
+// unknowns (half the rows each), then the 16 x 16 triangle is solved with shuffles. Returns
+// whether every unknown is finite (in every lane).
+__device__ bool solve_backward(float* l, int d, int tiles, float* x) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int c = lane % kTile, half = lane / kTile;
   for (int k = tiles - 1; k >= 0; --k) {
@@ -231,7 +232,7 @@ __device__ void solve_backward(float* l, int d, int tiles, bool ok, float* x) {
       acc = fmaf(tile(l, i / kTile, k)[(i % kTile) * kLead + c], x[i], acc);
     }
     acc += __shfl_xor_sync(0xffffffffu, acc, kTile);
-    float r = j < d && ok ? entry(l, d, j) - acc : 0.0f;
+    float r = j < d ? entry(l, d, j) - acc : 0.0f;
     const float* diag = tile(l, k, k);
 #pragma unroll
     for (int m = kTile - 1; m >= 0; --m) {
@@ -243,6 +244,9 @@ __device__ void solve_backward(float* l, int d, int tiles, bool ok, float* x) {
     if (lane < kTile) x[j] = r;
     __syncwarp();
   }
+  bool finite = true;
+  for (int j = lane; j < d; j += 32) finite = finite && isfinite(x[j]);
+  return __all_sync(0xffffffffu, finite);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -263,23 +267,35 @@ __global__ void __launch_bounds__(kThreads)
   float* x = smem + tile_count(tiles) * kTileFloats;
   const float* system = a + local * d * d;
   const float* rhs = b + local * d;
-  load_tiles(system, rhs, d, tiles, 0.0f, l);
-  bool ok = factor_tiles(l, d, tiles, inverse, &failed);
-  if (!ok) {
-    // Not positive definite: the CPU trainer's retry, A + 1e-6 max(trace(A - reg I) / d, 1) I.
-    const float reg = als_regularization(s, count);
-    float trace = 0.0f;
-    for (int t = 0; t < d; ++t) trace += system[int64_t{t} * d + t] - reg;
-    __syncthreads();
-    load_tiles(system, rhs, d, tiles, 1e-6f * fmaxf(trace / static_cast<float>(d), 1.0f), l);
+  // A system that is not positive definite, or whose solution is not finite (a pivot barely
+  // above zero in a nearly singular system), takes the CPU trainer's retry with the diagonal
+  // raised by 1e-6 max(trace(A - reg I) / d, 1); if that fails too, the row becomes zero.
+  bool ok = false;
+  for (int attempt = 0; attempt < 2 && !ok; ++attempt) {
+    float raise = 0.0f;
+    if (attempt > 0) {
+      const float reg = als_regularization(s, count);
+      float trace = 0.0f;
+      for (int t = 0; t < d; ++t) trace += system[int64_t{t} * d + t] - reg;
+      raise = 1e-6f * fmaxf(trace / static_cast<float>(d), 1.0f);
+      __syncthreads();  // the failed attempt's tiles may still be read
+    }
+    load_tiles(system, rhs, d, tiles, raise, l);
     ok = factor_tiles(l, d, tiles, inverse, &failed);
+    if (ok) {
+      if (threadIdx.x < 32) {
+        const bool finite = solve_backward(l, d, tiles, x);
+        if (threadIdx.x == 0) failed = !finite;
+      }
+      __syncthreads();
+      ok = !failed;
+    }
   }
   if (threadIdx.x < 32) {
-    solve_backward(l, d, tiles, ok, x);
     const int lane = threadIdx.x;
     float* out = s.solved + row * s.stride;
-    for (int t = lane; t < s.rank; t += 32) out[t] = x[t];
-    if (s.solved_bias && lane == 0) s.solved_bias[row] = x[s.rank];
+    for (int t = lane; t < s.rank; t += 32) out[t] = ok ? x[t] : 0.0f;
+    if (s.solved_bias && lane == 0) s.solved_bias[row] = ok ? x[s.rank] : 0.0f;
   }
 }
 
