@@ -19,8 +19,7 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   DeviceBuffer(size_t count, cudaStream_t stream) : count_(count), stream_(stream) {
     if (count > 0) {
-      SFAC_CUDA_TRY(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&data_), count * sizeof(T),
-                                            current_library_pool(), stream));
+      data_ = static_cast<T*>(allocate_from_library_pool(count * sizeof(T), stream));
     }
   }
   ~DeviceBuffer() { reset(); }

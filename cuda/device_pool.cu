@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "core/fault_hooks.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_pool.h"
 
@@ -36,6 +37,20 @@ cudaMemPool_t current_library_pool() {
   int device = 0;
   SFAC_CUDA_TRY(cudaGetDevice(&device));
   return pool_of(device);
+}
+
+void* allocate_from_library_pool(size_t bytes, cudaStream_t stream) {
+  void* out = nullptr;
+  const cudaError_t err = testing::device_allocation_fails()
+                              ? cudaErrorMemoryAllocation
+                              : cudaMallocFromPoolAsync(&out, bytes, current_library_pool(), stream);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky: the context stays usable
+    fail(err == cudaErrorMemoryAllocation ? SFAC_ERR_OUT_OF_MEMORY : SFAC_ERR_DEVICE,
+         "cudaMallocFromPoolAsync of ", bytes, " bytes of device memory failed: ",
+         cudaGetErrorName(err), ": ", cudaGetErrorString(err));
+  }
+  return out;
 }
 
 void release_cached_memory(int device) noexcept {

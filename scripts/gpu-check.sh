@@ -39,11 +39,11 @@ run() {
   export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
   local tests=.carry/bin/sparsefac_tests
-  "$tests" --gtest_filter='Cuda*:*CudaAls*:Backends/Train.*/Cuda:Context*:Sddmm*:Reorder*:-SddmmCpu.NonzerosPast*' >"$out/gtest.log" 2>&1
+  "$tests" --gtest_filter='Cuda*:*CudaAls*:Backends/Train.*/Cuda:Context*:Sddmm*:Reorder*:FaultInjection.Device*:-SddmmCpu.NonzerosPast*' >"$out/gtest.log" 2>&1
   local gtest_rc=$?
   grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$out/gtest.log" | tail -40
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$tests" \
-    --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*:*CudaAls.*Rank8*:*CudaAls.*Rank33*:*CudaAls.*Rank300*:*CudaAls.*CgRank100*:*CudaAls.*Rank100BiasesWeightedFloat16*:*CudaAls.*Rank64Float16Alpha*:CudaAlsLimits.*' \
+    --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*:*CudaAls.*Rank8*:*CudaAls.*Rank33*:*CudaAls.*Rank300*:*CudaAls.*CgRank100*:*CudaAls.*Rank100BiasesWeightedFloat16*:*CudaAls.*Rank64Float16Alpha*:CudaAlsLimits.*:FaultInjection.Device*' \
     >"$out/memcheck.log" 2>&1
   local memcheck_rc=$?
   compute-sanitizer --tool racecheck --error-exitcode 9 "$tests" \

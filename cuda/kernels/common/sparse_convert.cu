@@ -29,16 +29,13 @@ namespace {
 
 // Thrust's temporary storage from the library's pool that every other buffer here comes from,
 // not from cudaMalloc: memory the pool keeps cached stays usable by the algorithms, and a full
-// device is SFAC_ERR_OUT_OF_MEMORY naming cudaMallocFromPoolAsync, as anywhere else.
+// device is SFAC_ERR_OUT_OF_MEMORY, as anywhere else.
 class PoolAllocator {
  public:
   using value_type = char;
   explicit PoolAllocator(cudaStream_t stream) : stream_(stream) {}
   char* allocate(std::ptrdiff_t bytes) {
-    void* p = nullptr;
-    SFAC_CUDA_TRY(
-        cudaMallocFromPoolAsync(&p, static_cast<size_t>(bytes), current_library_pool(), stream_));
-    return static_cast<char*>(p);
+    return static_cast<char*>(allocate_from_library_pool(static_cast<size_t>(bytes), stream_));
   }
   void deallocate(char* p, size_t) { (void)cudaFreeAsync(p, stream_); }
 

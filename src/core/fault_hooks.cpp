@@ -1,0 +1,33 @@
+#include "core/fault_hooks.h"
+
+#include <atomic>
+
+namespace sfac::testing {
+namespace {
+
+// Allocations left until the armed failure (0: none armed), and whether it happened.
+std::atomic<int64_t> g_countdown{0};
+std::atomic<bool> g_fired{false};
+
+}  // namespace
+
+bool arm_device_allocation_failure(int64_t nth) {
+  const bool fired = g_fired.exchange(false);
+  g_countdown.store(nth > 0 ? nth : 0);
+  return fired;
+}
+
+bool device_allocation_fails() {
+  // The common case, nothing armed, is one relaxed load.
+  int64_t left = g_countdown.load(std::memory_order_relaxed);
+  while (left > 0) {
+    if (g_countdown.compare_exchange_weak(left, left - 1)) {
+      if (left > 1) return false;
+      g_fired.store(true);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace sfac::testing

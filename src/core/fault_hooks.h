@@ -1,0 +1,17 @@
+// Allocation failures on demand, for the library's own tests (src/capi/testing_api.cpp): device
+// allocations go through the library's pool in one place (cuda/device_pool.cu), which asks here
+// whether to fail. Host allocations need no hook: the tests replace operator new.
+#pragma once
+
+#include <cstdint>
+
+namespace sfac::testing {
+
+// Arms the n-th device allocation from now (n >= 1) to fail, once; 0 disarms. Returns whether
+// the previously armed failure happened.
+bool arm_device_allocation_failure(int64_t nth);
+
+// Called by every device allocation: true when this one is to fail.
+bool device_allocation_fails();
+
+}  // namespace sfac::testing
