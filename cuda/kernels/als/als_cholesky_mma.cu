@@ -13,6 +13,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/als/als_triangle_blocks.cuh"
 #include "cuda/kernels/common/cp_async.cuh"
 #include "cuda/kernels/common/mma_tf32.cuh"
 
@@ -32,15 +33,6 @@ __host__ __device__ constexpr int tile_count(int tiles) { return tiles * (tiles 
 // Tile (I, J), I >= J, of the packed lower triangle of tiles.
 __device__ inline float* tile(float* l, int bi, int bj) {
   return l + (bi * (bi + 1) / 2 + bj) * kTileFloats;
-}
-
-// Block q of the lower triangle of a grid of tiles, numbered row by row.
-__device__ inline void lower_block(int q, int* bi, int* bj) {
-  int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(q) + 1.0f) - 1.0f) * 0.5f);
-  while ((i + 1) * (i + 2) / 2 <= q) ++i;
-  while (i * (i + 1) / 2 > q) --i;
-  *bi = i;
-  *bj = q - i * (i + 1) / 2;
 }
 
 // The lower tiles of [A; b^T] (padded with zeros to `tiles` block rows), the diagonal of A

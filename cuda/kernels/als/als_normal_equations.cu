@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/als/als_triangle_blocks.cuh"
 #include "cuda/kernels/common/cp_async.cuh"
 
 namespace sfac::cuda::kernels {
@@ -52,16 +53,6 @@ struct Vec<4> {
     v[3] = x.w;
   }
 };
-
-// Sub-block q of the lower triangle of a G x G grid of sub-blocks, numbered row by row:
-// (bi, bj) with bi >= bj.
-__device__ inline void lower_block(int q, int* bi, int* bj) {
-  int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(q) + 1.0f) - 1.0f) * 0.5f);
-  while ((i + 1) * (i + 2) / 2 <= q) ++i;
-  while (i * (i + 1) / 2 > q) --i;
-  *bi = i;
-  *bj = q - i * (i + 1) / 2;
-}
 
 // One block per (segment, chunk of kThreads sub-blocks): the segment's factor rows are staged
 // whole in shared memory, `stage` ratings at a time, by asynchronous copies one stage ahead of

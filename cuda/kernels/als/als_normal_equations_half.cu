@@ -20,6 +20,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/als/als_triangle_blocks.cuh"
 #include "cuda/kernels/common/cp_async.cuh"
 #include "cuda/kernels/common/mma_half.cuh"
 
@@ -35,15 +36,6 @@ constexpr int kScaledExponent = 14;
 // Bytes of one staged buffer: kStage rows of `lead` 16-bit values, then kStage weights.
 __host__ __device__ constexpr int buffer_bytes(int lead) {
   return kStage * lead * 2 + kStage * 4;
-}
-
-// Block q of the lower triangle of a grid of 16 x 16 blocks, numbered row by row.
-__device__ inline void lower_block(int q, int* bi, int* bj) {
-  int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(q) + 1.0f) - 1.0f) * 0.5f);
-  while ((i + 1) * (i + 2) / 2 <= q) ++i;
-  while (i * (i + 1) / 2 > q) --i;
-  *bi = i;
-  *bj = q - i * (i + 1) / 2;
 }
 
 // A power of two that brings magnitudes up to `largest` below 2^kScaledExponent (and small ones
@@ -90,25 +82,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
   const int warps = static_cast<int>(blockDim.x) / 32;
   const int g = lane >> 2, t = lane & 3;
 
-  // This warp's blocks: an even share of the thread block's chunk.
-  const int chunk_begin = static_cast<int>(blockIdx.y) * kMaxWarps * kBlocksPerWarp;
-  const int chunk = min(blocks - chunk_begin, warps * kBlocksPerWarp);
-  const int q0 = chunk_begin + warp * chunk / warps;
-  const int count = chunk_begin + (warp + 1) * chunk / warps - q0;
-  int block_row[kBlocksPerWarp], block_col[kBlocksPerWarp];
-  {
-    int bi, bj;
-    lower_block(q0, &bi, &bj);
-#pragma unroll
-    for (int p = 0; p < kBlocksPerWarp; ++p) {
-      block_row[p] = bi;
-      block_col[p] = bj;
-      if (++bj > bi) {
-        ++bi;
-        bj = 0;
-      }
-    }
-  }
+  const WarpBlocks<kMaxWarps, kBlocksPerWarp> mine(blocks, warp, warps);  // this warp's blocks
+  const int count = mine.count;
 
   // Scales of the targets and of the weighted rows (float16 only: bfloat16 has float's range).
   float target_scale = 1.0f, weight_scale = 1.0f;
@@ -195,8 +170,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 #pragma unroll
       for (int p = 0; p < kBlocksPerWarp; ++p) {
         if (p < count) {
-          if (block_row[p] != loaded_row) {
-            loaded_row = block_row[p];
+          if (mine.row[p] != loaded_row) {
+            loaded_row = mine.row[p];
             detail::ldmatrix_x4_trans(
                 left, z + (k0 + left_rating) * lead + 16 * loaded_row + left_dim);
             if constexpr (kWeighted) {
@@ -219,7 +194,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
           }
           uint32_t right[4];
           detail::ldmatrix_x4_trans(
-              right, z + (k0 + right_rating) * lead + 16 * block_col[p] + right_col);
+              right, z + (k0 + right_rating) * lead + 16 * mine.col[p] + right_col);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const uint32_t pair[2] = {right[2 * h], right[2 * h + 1]};
@@ -242,8 +217,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
     for (int h = 0; h < 2; ++h) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int i = 16 * block_row[p] + g + (e >= 2 ? 8 : 0);
-        const int j = 16 * block_col[p] + 8 * h + 2 * t + (e & 1);
+        const int i = 16 * mine.row[p] + g + (e >= 2 ? 8 : 0);
+        const int j = 16 * mine.col[p] + 8 * h + 2 * t + (e & 1);
         float v = acc[p][h][e];
         // Row `targets` + 1 (b's low part) is held by the lane four on (g + 1: `targets` is a
         // multiple of 8).

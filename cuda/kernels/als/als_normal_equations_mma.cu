@@ -16,6 +16,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/als/als_triangle_blocks.cuh"
 #include "cuda/kernels/common/cp_async.cuh"
 #include "cuda/kernels/common/mma_tf32.cuh"
 
@@ -29,15 +30,6 @@ constexpr int kMaxWarps = 8;
 constexpr int kMaxSharedBytes = 100 * 1024;
 
 __host__ __device__ constexpr int buffer_floats(int padded) { return padded * kLead + kStage; }
-
-// Block q of the lower triangle of a grid of 16 x 16 blocks, numbered row by row.
-__device__ inline void lower_block(int q, int* bi, int* bj) {
-  int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(q) + 1.0f) - 1.0f) * 0.5f);
-  while ((i + 1) * (i + 2) / 2 <= q) ++i;
-  while (i * (i + 1) / 2 > q) --i;
-  *bi = i;
-  *bj = q - i * (i + 1) / 2;
-}
 
 __device__ inline void split4(const float (&x)[4], uint32_t (&big)[4], uint32_t (&small)[4]) {
 #pragma unroll
@@ -65,25 +57,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
   const int warps = static_cast<int>(blockDim.x) / 32;
   const int g = lane >> 2, t = lane & 3;
 
-  // This warp's blocks: an even share of the thread block's chunk.
-  const int chunk_begin = static_cast<int>(blockIdx.y) * kMaxWarps * kBlocksPerWarp;
-  const int chunk = min(blocks - chunk_begin, warps * kBlocksPerWarp);
-  const int q0 = chunk_begin + warp * chunk / warps;
-  const int count = chunk_begin + (warp + 1) * chunk / warps - q0;
-  int block_row[kBlocksPerWarp], block_col[kBlocksPerWarp];
-  {
-    int bi, bj;
-    lower_block(q0, &bi, &bj);
-#pragma unroll
-    for (int p = 0; p < kBlocksPerWarp; ++p) {
-      block_row[p] = bi;
-      block_col[p] = bj;
-      if (++bj > bi) {
-        ++bi;
-        bj = 0;
-      }
-    }
-  }
+  const WarpBlocks<kMaxWarps, kBlocksPerWarp> mine(blocks, warp, warps);  // this warp's blocks
+  const int count = mine.count;
 
   // Dimensions past d stay zero in both buffers.
   for (int p = d + 1; p < padded; ++p) {
@@ -138,8 +113,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 #pragma unroll
       for (int p = 0; p < kBlocksPerWarp; ++p) {
         if (p < count) {
-          if (block_row[p] != loaded_row) {
-            loaded_row = block_row[p];
+          if (mine.row[p] != loaded_row) {
+            loaded_row = mine.row[p];
             const int i0 = 16 * loaded_row + g;
             const float2 top = *reinterpret_cast<const float2*>(zt + i0 * kLead + column);
             const float2 bottom =
@@ -153,7 +128,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
           }
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const int j0 = 16 * block_col[p] + 8 * h + g;
+            const int j0 = 16 * mine.col[p] + 8 * h + g;
             const float2 y = *reinterpret_cast<const float2*>(zt + j0 * kLead + column);
             const detail::SplitTf32 y0 = detail::split_tf32(y.x), y1 = detail::split_tf32(y.y);
             const uint32_t b_big[2] = {y0.big, y1.big}, b_small[2] = {y0.small, y1.small};
@@ -174,8 +149,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
     for (int h = 0; h < 2; ++h) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int i = 16 * block_row[p] + g + (e >= 2 ? 8 : 0);
-        const int j = 16 * block_col[p] + 8 * h + 2 * t + (e & 1);
+        const int i = 16 * mine.row[p] + g + (e >= 2 ? 8 : 0);
+        const int j = 16 * mine.col[p] + 8 * h + 2 * t + (e & 1);
         float v = acc[p][h][e];
         if (i == d) {
           if (j < d) b[local * d + j] = v;

@@ -1,0 +1,46 @@
+// The lower triangle of a grid of 16 x 16 blocks (of a system's matrix, or of its tiles), as the
+// ALS kernels walk it: blocks numbered row by row, and a thread block's share handed to its
+// warps.
+#pragma once
+
+namespace sfac::cuda::kernels {
+
+#ifdef __CUDACC__
+// Block q of the lower triangle, numbered row by row: (0,0), (1,0), (1,1), (2,0), ...
+__device__ inline void lower_block(int q, int* bi, int* bj) {
+  int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(q) + 1.0f) - 1.0f) * 0.5f);
+  while ((i + 1) * (i + 2) / 2 <= q) ++i;
+  while (i * (i + 1) / 2 > q) --i;
+  *bi = i;
+  *bj = q - i * (i + 1) / 2;
+}
+
+// The blocks one warp holds in accumulators: an even share of its thread block's chunk of
+// kMaxWarps * kBlocksPerWarp blocks (chunk blockIdx.y of `blocks` in all), consecutive in the
+// row-by-row order; `count` of them, at (row[p], col[p]).
+template <int kMaxWarps, int kBlocksPerWarp>
+struct WarpBlocks {
+  int count;
+  int row[kBlocksPerWarp], col[kBlocksPerWarp];
+
+  __device__ WarpBlocks(int blocks, int warp, int warps) {
+    const int chunk_begin = static_cast<int>(blockIdx.y) * kMaxWarps * kBlocksPerWarp;
+    const int chunk = min(blocks - chunk_begin, warps * kBlocksPerWarp);
+    const int q0 = chunk_begin + warp * chunk / warps;
+    count = chunk_begin + (warp + 1) * chunk / warps - q0;
+    int bi, bj;
+    lower_block(q0, &bi, &bj);
+#pragma unroll
+    for (int p = 0; p < kBlocksPerWarp; ++p) {
+      row[p] = bi;
+      col[p] = bj;
+      if (++bj > bi) {
+        ++bi;
+        bj = 0;
+      }
+    }
+  }
+};
+#endif
+
+}  // namespace sfac::cuda::kernels
