@@ -52,7 +52,8 @@ type EpochInfo struct {
 // ALS. Only Rank, CGSteps, LearningRate and InitScale have zero outside their range. So
 // TrainOptions{} is rejected (StatusInvalidArgument, "TrainOptions.Rank: ... = 0 ..."), and a
 // rejected zero field names DefaultTrainOptions in the message; a literal that sets those four
-// trains with zeros everywhere else, which is rarely what was meant.
+// trains with zeros everywhere else, which is rarely what was meant. FactorDType is the one
+// field whose zero is the library default (Float32).
 type TrainOptions struct {
 	Algorithm      Algorithm
 	Rank           int
@@ -69,6 +70,12 @@ type TrainOptions struct {
 	LearningRate   float64 // SGD
 	Decay          float64 // SGD
 	ScaleRatings   bool    // SGD
+	// FactorDType is how ALS and IALS store the factors between solves. Float16 or BFloat16
+	// round each solved row to that type, and the next half-sweep reads the rounded values
+	// (arithmetic stays float32; a CUDA trainer moves half the bytes and uses 16-bit tensor
+	// cores); the model's factors are the rounded values. The zero value, Float32, is the
+	// default. SGD trains Float32 only: Train answers StatusUnsupported otherwise.
+	FactorDType DType
 	// Validation ratings (the training matrix's shape) reported each epoch; may be nil.
 	Validation *SparseMatrix
 	// OnEpoch, when set, runs after every epoch. stop = true ends training successfully; an
@@ -101,6 +108,7 @@ var intOptions = []intOption{
 	{"CGSteps", capi.SFAC_OPT_ALS_CG_STEPS, func(o *TrainOptions) *int { return &o.CGSteps }},
 	{"Regularization", capi.SFAC_OPT_ALS_REGULARIZATION, func(o *TrainOptions) *int { return (*int)(&o.Regularization) }},
 	{"Solver", capi.SFAC_OPT_ALS_SOLVER, func(o *TrainOptions) *int { return (*int)(&o.Solver) }},
+	{"FactorDType", capi.SFAC_OPT_FACTOR_DTYPE, func(o *TrainOptions) *int { return (*int)(&o.FactorDType) }},
 }
 
 var doubleOptions = []doubleOption{

@@ -87,6 +87,14 @@ func TestZeroFieldsAreSettings(t *testing.T) {
 	if def.Iterations == 0 || def.LambdaUser == 0 || def.Regularization != sparsefac.Weighted {
 		t.Fatalf("unexpected ALS defaults %+v", def)
 	}
+	// FactorDType is the exception: its zero, Float32, is the default of every algorithm.
+	for _, alg := range []sparsefac.Algorithm{sparsefac.ALS, sparsefac.IALS, sparsefac.SGD} {
+		d, err := sparsefac.DefaultTrainOptions(alg)
+		must(t, err)
+		if d.FactorDType != sparsefac.Float32 {
+			t.Fatalf("algorithm %d: default FactorDType %v, want the zero value Float32", alg, d.FactorDType)
+		}
+	}
 	defEpochs, defUser := train(def)
 	if defEpochs != def.Iterations {
 		t.Fatalf("default run: %d epochs, want %d", defEpochs, def.Iterations)

@@ -5,11 +5,11 @@ algorithm_codes <- c(als = 0L, implicit_als = 1L, sgd = 2L)
 algorithm_names <- c("ALS", "implicit ALS", "SGD")
 
 opt <- list(rank = 1L, iterations = 2L, lambda = 3L, lambda_user = 4L, lambda_item = 5L,
-            use_biases = 6L, init_scale = 7L, deterministic = 8L, regularization = 100L,
-            solver = 101L, cg_steps = 102L, alpha = 103L, learning_rate = 200L, decay = 201L,
-            scale_ratings = 202L)
-int_options <- c("rank", "iterations", "use_biases", "deterministic", "regularization",
-                 "solver", "cg_steps", "scale_ratings")
+            use_biases = 6L, init_scale = 7L, deterministic = 8L, factor_dtype = 10L,
+            regularization = 100L, solver = 101L, cg_steps = 102L, alpha = 103L,
+            learning_rate = 200L, decay = 201L, scale_ratings = 202L)
+int_options <- c("rank", "iterations", "use_biases", "deterministic", "factor_dtype",
+                 "regularization", "solver", "cg_steps", "scale_ratings")
 
 # A native options object for `algorithm` with `settings` applied. Returns the options pointer,
 # the conversions that must outlive it (validation) and the environment in which a failing
@@ -101,6 +101,13 @@ trainer_settings <- function(settings) {
     if (length(code) != 1L || is.na(code)) sfac_abort("'solver' must be \"cholesky\" or \"cg\"")
     settings$solver <- code
   }
+  if (is.character(settings$factor_dtype)) {
+    code <- dtype_codes[match(settings$factor_dtype, names(dtype_codes))]
+    if (length(code) != 1L || is.na(code)) {
+      sfac_abort("'factor_dtype' must be \"float32\", \"float16\" or \"bfloat16\"")
+    }
+    settings$factor_dtype <- unname(code)
+  }
   settings
 }
 
@@ -160,25 +167,30 @@ print.sfac_trainer <- function(x, ...) {
 
 als <- function(ratings, rank = 32L, iterations = 15L, lambda = 0.05, biases = FALSE,
                 weighted = TRUE, solver = c("cholesky", "cg"), cg_steps = 3L, init_scale = 0.1,
-                deterministic = FALSE, validation = NULL, callback = NULL,
-                ctx = default_context()) {
+                deterministic = FALSE, factor_dtype = c("float32", "float16", "bfloat16"),
+                validation = NULL, callback = NULL, ctx = default_context()) {
   solver <- match.arg(solver)
+  factor_dtype <- match.arg(factor_dtype)
   train_model("als", ratings,
               list(rank = rank, iterations = iterations, lambda = lambda, use_biases = biases,
                    regularization = as.integer(weighted), solver = match(solver, c("cholesky", "cg")) - 1L,
-                   cg_steps = cg_steps, init_scale = init_scale, deterministic = deterministic),
+                   cg_steps = cg_steps, init_scale = init_scale, deterministic = deterministic,
+                   factor_dtype = dtype_codes[[factor_dtype]]),
               validation, callback, ctx)
 }
 
 implicit_als <- function(ratings, rank = 32L, iterations = 15L, lambda = 0.01, alpha = 40,
                          weighted = FALSE, solver = c("cholesky", "cg"), cg_steps = 3L,
-                         init_scale = 0.1, deterministic = FALSE, validation = NULL,
+                         init_scale = 0.1, deterministic = FALSE,
+                         factor_dtype = c("float32", "float16", "bfloat16"), validation = NULL,
                          callback = NULL, ctx = default_context()) {
   solver <- match.arg(solver)
+  factor_dtype <- match.arg(factor_dtype)
   train_model("implicit_als", ratings,
               list(rank = rank, iterations = iterations, lambda = lambda, alpha = alpha,
                    regularization = as.integer(weighted), solver = match(solver, c("cholesky", "cg")) - 1L,
-                   cg_steps = cg_steps, init_scale = init_scale, deterministic = deterministic),
+                   cg_steps = cg_steps, init_scale = init_scale, deterministic = deterministic,
+                   factor_dtype = dtype_codes[[factor_dtype]]),
               validation, callback, ctx)
 }
 

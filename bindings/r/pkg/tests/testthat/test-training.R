@@ -81,3 +81,35 @@ test_that("deterministic training is reproducible", {
   }
   expect_identical(run(), run())
 })
+
+test_that("ALS trains with 16-bit factor storage", {
+  d <- planted()
+  # TRUE where x is exactly a value of a binary type with `bits` significant bits whose normal
+  # numbers start at 2^min_exp (float16: 11 and -14, bfloat16: 8 and -126).
+  representable <- function(x, bits, min_exp) {
+    step <- 2^(pmax(floor(log2(abs(x))), min_exp) - (bits - 1))
+    x / step == round(x / step)
+  }
+  is_float16 <- function(x) abs(x) <= 65504 & representable(x, 11, -14)
+  full <- als(d$train, rank = d$rank, iterations = 8, lambda = 0.02, ctx = d$ctx)
+  half <- als(d$train, rank = d$rank, iterations = 8, lambda = 0.02, factor_dtype = "float16",
+              ctx = d$ctx)
+  expect_s3_class(half, "sfac_model")
+  expect_lt(evaluate(half, d$test, ctx = d$ctx)[["rmse"]],
+            1.02 * evaluate(full, d$test, ctx = d$ctx)[["rmse"]])
+  expect_true(all(is_float16(user_factors(half))))
+  expect_false(all(is_float16(user_factors(full))))
+  # implicit_als and the step-wise trainer take the same spelling.
+  clicks <- synthesize_ratings(100, 80, 2000, rank = 2, implicit = TRUE, ctx = d$ctx)
+  imp <- implicit_als(clicks, rank = 2, iterations = 2, factor_dtype = "bfloat16", ctx = d$ctx)
+  expect_true(all(representable(user_factors(imp), 8, -126)))
+  tr <- sfac_trainer(d$train, "als", rank = 2, factor_dtype = "bfloat16", ctx = d$ctx)
+  train_epochs(tr, 2)
+  expect_true(all(representable(user_factors(trainer_model(tr)), 8, -126)))
+  close(tr)
+
+  expect_error(als(d$train, rank = 2, factor_dtype = "float64", ctx = d$ctx), "should be one of")
+  expect_error(sfac_trainer(d$train, "als", factor_dtype = "float64", ctx = d$ctx), "factor_dtype")
+  expect_error(sfac_trainer(d$train, "sgd", factor_dtype = "float16", ctx = d$ctx),
+               class = "sparsefac_unsupported")
+})

@@ -185,6 +185,19 @@ public final class TrainOptions {
       return setInt(sfac_option.SFAC_OPT_ALS_CG_STEPS, steps);
     }
 
+    /**
+     * How ALS and IALS store the factors between solves (default {@link
+     * DenseMatrix.Storage#FLOAT32}): with FLOAT16 or BFLOAT16 each solved row is rounded to that
+     * type, and the next half-sweep reads the rounded values (arithmetic stays float32; a CUDA
+     * trainer moves half the bytes and uses 16-bit tensor cores). The model's factors are those
+     * rounded values. SGD trains FLOAT32 only: anything else throws {@link Status#UNSUPPORTED}
+     * when training starts.
+     */
+    public Builder factorStorage(DenseMatrix.Storage storage) {
+      return setInt(sfac_option.SFAC_OPT_FACTOR_DTYPE,
+          Objects.requireNonNull(storage, "storage").code);
+    }
+
     /** Confidence c = 1 + alpha * r of implicit ALS. */
     public Builder implicitAlpha(double alpha) {
       return setDouble(sfac_option.SFAC_OPT_IMPLICIT_ALPHA, alpha);

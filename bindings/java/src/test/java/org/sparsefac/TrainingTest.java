@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 class TrainingTest {
@@ -168,6 +169,65 @@ class TrainingTest {
       SparsefacException err = assertThrows(SparsefacException.class,
           () -> Model.train(ctx, data.ratings(), assertion));
       assertTrue(err.getCause() instanceof AssertionError);
+    }
+  }
+
+  /** True if x is exactly a value of IEEE half precision. */
+  static boolean isFloat16(float x) {
+    if (Math.abs(x) > 65504f) {
+      return false;
+    }
+    int exponent = Math.max(Math.getExponent(x), -14);  // subnormals: steps of 2^-24
+    float scaled = Math.scalb(x, 10 - exponent);  // 10 bits after the leading one
+    return scaled == Math.rint(scaled);
+  }
+
+  @Test
+  void sixteenBitFactorStorageTrainsAls() {
+    try (Context ctx = Context.cpu(2, 6);
+        Data.Synthetic data =
+            Data.synthesize(ctx, Data.Feedback.EXPLICIT, 300, 200, 20_000, 4, 0.1, 0.0);
+        Data.Split split = Data.splitRandom(data.ratings(), 0.2, 5)) {
+      Function<DenseMatrix.Storage, TrainOptions> als = storage
+          -> TrainOptions.builder(Algorithm.ALS)
+                 .rank(4)
+                 .iterations(8)
+                 .factorStorage(storage)
+                 .build();
+      try (Model full = Model.train(ctx, split.train(), als.apply(DenseMatrix.Storage.FLOAT32));
+          Model half = Model.train(ctx, split.train(), als.apply(DenseMatrix.Storage.FLOAT16));
+          Model brain =
+              Model.train(ctx, split.train(), als.apply(DenseMatrix.Storage.BFLOAT16))) {
+        double fullRmse = full.evaluate(split.test()).rmse();
+        double halfRmse = half.evaluate(split.test()).rmse();
+        double brainRmse = brain.evaluate(split.test()).rmse();
+        System.out.printf("held-out RMSE: float32 storage %.5f, float16 %.5f, bfloat16 %.5f%n",
+            fullRmse, halfRmse, brainRmse);
+        assertTrue(halfRmse < 1.02 * fullRmse, "float16 " + halfRmse + " vs " + fullRmse);
+        assertTrue(brainRmse < 1.05 * fullRmse, "bfloat16 " + brainRmse + " vs " + fullRmse);
+        // Every factor is a value of the storage type (and float32 storage is not).
+        float[] halfUser = half.userFactorsFlat();
+        for (int i = 0; i < halfUser.length; i++) {
+          assertTrue(isFloat16(halfUser[i]), "user factor " + i + " = " + halfUser[i]);
+        }
+        for (float x : brain.userFactorsFlat()) {
+          assertEquals(0, Float.floatToRawIntBits(x) & 0xffff, "bfloat16 factor " + x);
+        }
+        boolean anyWider = false;
+        for (float x : full.userFactorsFlat()) {
+          anyWider |= !isFloat16(x);
+        }
+        assertTrue(anyWider, "float32 storage gave float16 values only");
+      }
+      // SGD accepts the setting but trains float32 factors only.
+      TrainOptions sgd = TrainOptions.builder(Algorithm.SGD)
+                             .rank(4)
+                             .iterations(1)
+                             .factorStorage(DenseMatrix.Storage.FLOAT16)
+                             .build();
+      SparsefacException e =
+          assertThrows(SparsefacException.class, () -> Model.train(ctx, split.train(), sgd));
+      assertEquals(Status.UNSUPPORTED, e.status());
     }
   }
 
