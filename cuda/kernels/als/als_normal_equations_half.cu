@@ -240,20 +240,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
 void launch(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks, int shared,
             float* a, float* b, cudaStream_t stream) {
-  const int per_chunk = kMaxWarps * kBlocksPerWarp;
-  const int warps =
-      std::min(kMaxWarps, (std::min(blocks, per_chunk) + kBlocksPerWarp - 1) / kBlocksPerWarp);
-  auto kernel = normal_equations_half_kernel<kBf16, kBlocksPerWarp, kWeighted>;
-  SFAC_CUDA_TRY(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
-  SFAC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     cudaSharedmemCarveoutMaxShared));
-  const dim3 grid(static_cast<unsigned>(batch.segments),
-                  static_cast<unsigned>((blocks + per_chunk - 1) / per_chunk));
-  // Both triangles of A only for the Cholesky kernels that read the upper one.
-  const bool mirror = !als_cholesky_on_tensor_cores(s.d);
-  kernel<<<grid, warps * 32, static_cast<size_t>(shared), stream>>>(s, batch.segment_base, padded,
-                                                                     blocks, mirror, a, b);
+  launch_over_segments<kMaxWarps, kBlocksPerWarp>(
+      normal_equations_half_kernel<kBf16, kBlocksPerWarp, kWeighted>, s, batch, padded, blocks,
+      shared, a, b, stream);
 }
 
 template <bool kBf16, int kBlocksPerWarp>

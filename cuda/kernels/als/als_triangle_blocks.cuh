@@ -1,7 +1,12 @@
 // The lower triangle of a grid of 16 x 16 blocks (of a system's matrix, or of its tiles), as the
-// ALS kernels walk it: blocks numbered row by row, and a thread block's share handed to its
-// warps.
+// ALS kernels walk it: blocks numbered row by row, a thread block's share handed to its warps,
+// and the launch of the normal-equation kernels whose grid that share assumes.
 #pragma once
+
+#include <algorithm>
+
+#include "cuda/cuda_check.h"
+#include "cuda/kernels/als/als_kernels.cuh"
 
 namespace sfac::cuda::kernels {
 
@@ -41,6 +46,28 @@ struct WarpBlocks {
     }
   }
 };
+
+// Launches a normal-equations kernel over the batch: one thread block per (segment, chunk of
+// kMaxWarps * kBlocksPerWarp blocks), as WarpBlocks reads the grid, with as many warps as the
+// blocks need, `shared` bytes of dynamic shared memory, and the upper triangle of A written
+// only for the Cholesky kernels that read it.
+template <int kMaxWarps, int kBlocksPerWarp, typename Kernel>
+void launch_over_segments(Kernel kernel, const AlsHalfSweep& s, const AlsBatch& batch,
+                          int padded, int blocks, int shared, float* a, float* b,
+                          cudaStream_t stream) {
+  const int per_chunk = kMaxWarps * kBlocksPerWarp;
+  const int warps =
+      std::min(kMaxWarps, (std::min(blocks, per_chunk) + kBlocksPerWarp - 1) / kBlocksPerWarp);
+  SFAC_CUDA_TRY(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxShared));
+  const dim3 grid(static_cast<unsigned>(batch.segments),
+                  static_cast<unsigned>((blocks + per_chunk - 1) / per_chunk));
+  const bool mirror = !als_cholesky_on_tensor_cores(s.d);
+  kernel<<<grid, warps * 32, static_cast<size_t>(shared), stream>>>(s, batch.segment_base, padded,
+                                                                     blocks, mirror, a, b);
+}
 #endif
 
 }  // namespace sfac::cuda::kernels
