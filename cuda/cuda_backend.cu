@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_als.h"
+#include "cuda/cuda_sgd.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_dense.h"
 #include "cuda/cuda_sddmm.h"
@@ -175,8 +176,7 @@ std::unique_ptr<Trainer> CudaBackend::make_trainer(const SparseMatrix& ratings,
     case SFAC_ALGO_IALS:
       return make_als_trainer(*this, r, options, seed);
     default:
-      fail(SFAC_ERR_UNSUPPORTED,
-           "SGD training on the CUDA backend is not implemented yet; use a CPU context for it");
+      return make_sgd_trainer(*this, r, options, seed);
   }
 }
 

@@ -22,7 +22,7 @@ prepare() {
   cp -L "$b"/libsparsefac.so.0 .carry/lib/
   cp "$b"/tests/sparsefac_tests .carry/bin/
   cp "$b"/bench/bench_sddmm_cuda "$b"/bench/bench_reorder_cuda "$b"/bench/bench_sddmm_mma_band \
-    "$b"/bench/bench_als "$b"/tools/sparsefac .carry/bin/
+    "$b"/bench/bench_als "$b"/bench/bench_sgd "$b"/tools/sparsefac .carry/bin/
   (cd .carry && tar -cf - lib bin | xz -T2 -6 >bundle.tar.xz && rm -rf lib bin) || exit 1
   mkdir -p .carry/py/sparsefac
   cp bindings/python/sparsefac/*.py .carry/py/sparsefac/
@@ -39,11 +39,11 @@ run() {
   export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
   local tests=.carry/bin/sparsefac_tests
-  "$tests" --gtest_filter='Cuda*:*CudaAls*:Backends/Train.*/Cuda:Context*:Sddmm*:Reorder*:FaultInjection.Device*:-SddmmCpu.NonzerosPast*' >"$out/gtest.log" 2>&1
+  "$tests" --gtest_filter='Cuda*:*CudaAls*:*CudaSgd*:Backends/Train.*/Cuda:Context*:Sddmm*:Reorder*:FaultInjection.Device*:-SddmmCpu.NonzerosPast*' >"$out/gtest.log" 2>&1
   local gtest_rc=$?
   grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$out/gtest.log" | tail -40
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$tests" \
-    --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*:*CudaAls.*Rank8*:*CudaAls.*Rank33*:*CudaAls.*Rank300*:*CudaAls.*CgRank100*:*CudaAls.*Rank100BiasesWeightedFloat16*:*CudaAls.*Rank64Float16Alpha*:CudaAlsLimits.*:FaultInjection.Device*' \
+    --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*:*CudaAls.*Rank8*:*CudaAls.*Rank33*:*CudaAls.*Rank300*:*CudaAls.*CgRank100*:*CudaAls.*Rank100BiasesWeightedFloat16*:*CudaAls.*Rank64Float16Alpha*:CudaAlsLimits.*:FaultInjection.Device*:*CudaSgd.*Rank33*:*CudaSgd.*Rank256Bfloat16:CudaSgdLimits.*:Backends/Train.Sgd*/Cuda:Backends/Train.SameSeed*/Cuda' \
     >"$out/memcheck.log" 2>&1
   local memcheck_rc=$?
   compute-sanitizer --tool racecheck --error-exitcode 9 "$tests" \
@@ -61,18 +61,20 @@ run() {
     python "$python_rc" cli "$cli_rc"
 }
 
-# The command-line tool trains ALS on both backends: the same epoch lines, close losses.
+# The command-line tool trains ALS and SGD on both backends: the same epoch lines, close losses.
 cli_train() {
   local out=$1 dir
   dir=$(mktemp -d)
   awk 'BEGIN { srand(7); for (u = 0; u < 2000; u++) for (i = 0; i < 300; i++)
     if (rand() < 0.1) printf "%d %d %.3f\n", u, i, 1 + 4 * rand() }' >"$dir/train.txt"
-  local backend rc=0
-  for backend in cpu cuda; do
-    .carry/bin/sparsefac train als "$dir/train.txt" -o "$dir/$backend.sfm" --rank 16 --iters 4 \
-      --backend "$backend" --seed 5 >"$out/cli_$backend.log" 2>&1 || rc=1
-    echo "cli $backend: $(grep -c '^epoch ' "$out/cli_$backend.log") epoch lines;" \
-      "$(grep '^epoch 4/4' "$out/cli_$backend.log")"
+  local algo backend rc=0
+  for algo in als sgd; do
+    for backend in cpu cuda; do
+      .carry/bin/sparsefac train "$algo" "$dir/train.txt" -o "$dir/$backend.sfm" --rank 16 \
+        --iters 4 --backend "$backend" --seed 5 >"$out/cli_${algo}_$backend.log" 2>&1 || rc=1
+      echo "cli $algo $backend: $(grep -c '^epoch ' "$out/cli_${algo}_$backend.log") epoch lines;" \
+        "$(grep '^epoch 4/4' "$out/cli_${algo}_$backend.log")"
+    done
   done
   rm -rf "$dir"
   return $rc

@@ -454,16 +454,18 @@ typedef enum sfac_option SFAC_ENUM_BASE {
                                        SFAC_ERR_OUT_OF_MEMORY at sfac_trainer_create. 0: its
                                        data plus a quarter of the memory free at its start.
                                        CPU trainers ignore it. Default 0 */
-  SFAC_OPT_FACTOR_DTYPE = 10,       /* sfac_dtype; how ALS and IALS store factors while
-                                       training: after each solve a row is rounded (to nearest
-                                       even) to this type, and the next half-sweep reads the
-                                       rounded values. 16-bit storage halves the bytes the CUDA
-                                       trainer moves and lets it form the normal equations on
+  SFAC_OPT_FACTOR_DTYPE = 10,       /* sfac_dtype; how factors are stored while training:
+                                       ALS and IALS round a row (to nearest even) to this type
+                                       after each solve, and the next half-sweep reads the
+                                       rounded values; SGD on a CUDA context stores every
+                                       updated row rounded (a user's row once per run of its
+                                       ratings). 16-bit storage halves the bytes the CUDA
+                                       trainers move and lets ALS form the normal equations on
                                        16-bit tensor cores; arithmetic stays float32. Models keep
                                        float factors (the rounded values). FLOAT16 needs
                                        |factors| < 65504 (larger is a non-finite model, as any
-                                       divergence). SGD answers SFAC_ERR_UNSUPPORTED for other
-                                       than FLOAT32. Default SFAC_DTYPE_FLOAT32 */
+                                       divergence). SGD on the CPU answers SFAC_ERR_UNSUPPORTED
+                                       for other than FLOAT32. Default SFAC_DTYPE_FLOAT32 */
 
   SFAC_OPT_ALS_REGULARIZATION = 100, /* sfac_regularization. Default SFAC_REG_WEIGHTED (ALS),
                                         SFAC_REG_PLAIN (IALS) */
@@ -474,8 +476,14 @@ typedef enum sfac_option SFAC_ENUM_BASE {
   SFAC_OPT_SGD_LEARNING_RATE = 200, /* double > 0; alpha of gamma_t = alpha / (1 + beta t^1.5).
                                        Default 0.08 */
   SFAC_OPT_SGD_DECAY = 201,         /* double >= 0; beta of the schedule. Default 0.3 */
-  SFAC_OPT_SGD_SCALE_RATINGS = 202  /* int 0/1; train on ratings divided by their standard
+  SFAC_OPT_SGD_SCALE_RATINGS = 202, /* int 0/1; train on ratings divided by their standard
                                        deviation, as cuMF_SGD does. Default 1 */
+  SFAC_OPT_SGD_WORKERS = 203        /* int >= 0; SGD workers that update at the same time on a
+                                       CUDA device (each a warp with its own users; items are
+                                       shared, Hogwild). More run faster but lose more updates to
+                                       collisions on popular items. 0 = automatic: as many as
+                                       fit the device, at most one per 4096 ratings. The CPU
+                                       backend runs one worker per context thread. Default 0 */
 } sfac_option;
 
 /* Regularization of ALS: PLAIN adds lambda * I to every normal equation (implicit library);

@@ -35,6 +35,7 @@ bool is_int_option(sfac_option option) {
     case SFAC_OPT_ALS_SOLVER:
     case SFAC_OPT_ALS_CG_STEPS:
     case SFAC_OPT_SGD_SCALE_RATINGS:
+    case SFAC_OPT_SGD_WORKERS:
       return true;
     default:
       return false;
@@ -100,6 +101,9 @@ std::string option_label(sfac_option option) {
       break;
     case SFAC_OPT_SGD_SCALE_RATINGS:
       name = "SFAC_OPT_SGD_SCALE_RATINGS";
+      break;
+    case SFAC_OPT_SGD_WORKERS:
+      name = "SFAC_OPT_SGD_WORKERS";
       break;
   }
   return std::string(name) + " (option " + std::to_string(static_cast<int>(option)) + ")";
@@ -178,6 +182,11 @@ void TrainOptions::set_int(sfac_option option, int64_t value) {
       require_range(value >= 1 && value <= 1000, option, v, "in [1, 1000]");
       cg_steps = value;
       break;
+    case SFAC_OPT_SGD_WORKERS:
+      require_range(value >= 0 && value <= (int64_t{1} << 24), option, v,
+                    "in [0, 2^24] (0 = automatic)");
+      sgd_workers = value;
+      break;
     default:
       break;
   }
@@ -248,6 +257,8 @@ int64_t TrainOptions::get_int(sfac_option option) const {
       return solver;
     case SFAC_OPT_ALS_CG_STEPS:
       return cg_steps;
+    case SFAC_OPT_SGD_WORKERS:
+      return sgd_workers;
     default:
       return 0;
   }

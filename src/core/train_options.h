@@ -28,6 +28,7 @@ struct TrainOptions {
   double learning_rate = 0.08;
   double decay = 0.3;
   bool scale_ratings = true;
+  int64_t sgd_workers = 0;  // CUDA SGD's concurrent workers; 0 = automatic
 
   std::shared_ptr<const SparseMatrix> validation;
   sfac_epoch_callback callback = nullptr;

@@ -36,10 +36,6 @@ std::unique_ptr<Trainer> start_training(Backend& backend, const SparseMatrix& ra
                  "validation matrix is ", v.rows(), " x ", v.cols(),
                  " but the training ratings are ", ratings.rows(), " x ", ratings.cols());
   }
-  SFAC_REQUIRE(options.algorithm != SFAC_ALGO_SGD || options.factor_dtype == SFAC_DTYPE_FLOAT32,
-               SFAC_ERR_UNSUPPORTED,
-               "SFAC_OPT_FACTOR_DTYPE: SGD trains float32 factors; 16-bit storage is for ALS and "
-               "IALS");
   return backend.make_trainer(ratings, options, seed);
 }
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/factor_init.h"
+#include "core/sgd_chunks.h"
 #include "cpu/sgd_grid.h"
 #include "host/simd_kernels.h"
 
@@ -110,7 +111,6 @@ class CpuSgdTrainer final : public Trainer {
     samples_.reserve(static_cast<size_t>(pat.nnz()));
     user_count_.assign(static_cast<size_t>(users_), 0);
     item_count_.assign(static_cast<size_t>(items_), 0);
-    double sum_sq = 0.0;
     for (int64_t u = 0; u < users_; ++u) {
       const int32_t iu = user_id_[u];
       user_count_[iu] = pat.offsets()[u + 1] - pat.offsets()[u];
@@ -119,17 +119,11 @@ class CpuSgdTrainer final : public Trainer {
         const int32_t ii = item_id_[pat.indices()[e]];
         samples_.push_back({iu, ii, r});
         ++item_count_[ii];
-        sum_sq += double{r} * r;
       }
     }
-    const auto n = static_cast<double>(std::max<size_t>(samples_.size(), 1));
     const double mean = mean_rating(ratings.values().data(), pat.nnz());
-    // cuMF_SGD's parameter scaling: train on ratings / std so one learning rate fits any
-    // rating range; factors are scaled back by sqrt(std) when read.
-    if (options.scale_ratings) {
-      scale_ =
-          static_cast<float>(std::max(1e-4, std::sqrt(std::max(0.0, sum_sq / n - mean * mean))));
-    }
+    // Factors are scaled back by sqrt(scale) when read.
+    if (options.scale_ratings) scale_ = sgd_rating_scale(ratings.values().data(), pat.nnz());
     for (Sample& s : samples_) s.rating /= scale_;
     biases_ = options.use_biases;
     if (biases_) global_mean_ = static_cast<float>(mean) / scale_;

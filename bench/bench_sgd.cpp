@@ -1,0 +1,498 @@
+// SGD matrix factorization on the CUDA backend and on the CPU backend, side by side, through the
+// public C API: epoch time, update throughput and held-out RMSE per epoch on the same data.
+//
+// Cases (--scale multiplies users, items and ratings; at small scales the ratings are capped at
+// a quarter of the cells, and the printed nnz is what the generator kept):
+//   netflix   480189 x  17770,  99,072,112 ratings
+//   yahoo    1000990 x 624961, 250,000,000 ratings
+// Explicit ratings from sfac_synthesize_ratings on a CPU context (planted rank 16, noise 0.5,
+// power-law degrees of skew --skew on both sides, one retry with more draws when the generator
+// falls more than 2% short, as bench_als), split by sfac_split_random into train and a 1% test
+// set; both are uploaded into the CUDA context, so each backend's model is evaluated against a
+// matrix of its own context (the header does not promise that sfac_model_evaluate takes one of
+// another). Without a usable CUDA device only the CPU is timed.
+//
+// Options (printed per case): the SGD defaults with rank, lambda, learning rate alpha and decay
+// beta of gamma_t = alpha / (1 + beta t^1.5) (defaults: cuMF_SGD's Netflix settings), biases and
+// factor dtype set (one CUDA row per --factor-dtype; the CPU row trains float32 factors);
+// --device-memory-limit goes to the CUDA trainer only.
+//
+// Per backend and rank: sfac_trainer_create (setup_ms), then --epochs (CUDA) or --cpu-epochs
+// (CPU) single-epoch sfac_trainer_run(t, 1) calls, each timed with steady_clock up to
+// sfac_context_synchronize (the time then holds all of the epoch's device work, whether or not
+// the trainer waits for it before returning). There is no warm-up epoch: every SGD epoch changes
+// the model, so a discarded one would shift the RMSE curve and the time to target. After each
+// epoch, untimed, the held-out RMSE of sfac_trainer_get_model. Reported: median and min epoch ms;
+// updates/s = train nnz / median epoch; effective bandwidth = updates/s x bytes per update, with
+//   bytes per update = 8 (4-byte item index + 4-byte rating) + 4 k s
+//   (read and write p_u and q_v; k = rank, s = 4 for float32 factors, 2 for 16-bit),
+// the user index and bias terms left out (amortized over a row, or small beside 4 k s); its
+// fraction of --peak-gbs. It counts every factor access as memory traffic, so it can pass the
+// DRAM peak where factor rows are served from cache (a user's row across its ratings, an item
+// side that fits in L2): it measures update throughput in bytes, not DRAM traffic. Also the RMSE
+// after the first, every 5th and the last epoch; the training seconds (timed epochs only) to the
+// first epoch with RMSE <= --target-rmse (0: to the best RMSE seen); for CUDA the ratios CUDA / CPU
+// of the median epoch and of the time to target. The mean predictor's RMSE (the training mean for
+// every test rating) gives the scale.
+//
+//   bench_sgd [--cases netflix,yahoo] [--ranks 128] [--scale 1] [--epochs 20] [--cpu-epochs 2]
+//             [--lambda 0.05] [--lr 0.08] [--decay 0.3] [--biases 0] [--target-rmse 0]
+//             [--peak-gbs 3350] [--device-memory-limit 0] [--skew 0.6] [--threads 0]
+//             [--device 0] [--seed 1] [--factor-dtype float32,float16,bfloat16 (a list)]
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "bench_check.h"
+#include "bench_flags.h"
+#include "sparsefac/sparsefac.h"
+
+namespace {
+
+using bench::check;
+
+struct Case {
+  const char* name;
+  int64_t users, items, nnz;
+};
+
+const Case kCases[] = {
+    {"netflix", 480189, 17770, 99072112},
+    {"yahoo", 1000990, 624961, 250000000},
+};
+
+constexpr int64_t kPlantedRank = 16;
+constexpr double kNoise = 0.5;
+constexpr double kTestFraction = 0.01;
+constexpr int64_t kMaxRank = 4096;
+
+const char* kUsage =
+    "[--cases netflix,yahoo] [--ranks 128 (list)] [--scale 1 (users, items and ratings)] "
+    "[--epochs 20 (timed CUDA epochs)] [--cpu-epochs 2 (timed CPU epochs; 0 = no CPU)] "
+    "[--lambda 0.05] [--lr 0.08 (alpha)] [--decay 0.3 (beta)] [--biases 0 (0|1)] "
+    "[--target-rmse 0 (0 = time to the best RMSE)] [--peak-gbs 3350 (HBM3 of an H100 SXM)] "
+    "[--device-memory-limit 0 (bytes, CUDA trainer)] [--skew 0.6] [--threads 0 (all)] "
+    "[--device 0] [--seed 1] [--factor-dtype float32 (list of float32, float16, bfloat16: one CUDA "
+    "row each; SFAC_OPT_FACTOR_DTYPE)]";
+
+[[noreturn]] void usage_error(const char* program, const std::string& why) {
+  std::fprintf(stderr, "%s: %s\nusage: %s %s\n", program, why.c_str(), program, kUsage);
+  std::exit(2);
+}
+
+// A number in [0, hi]: lambda, decay and the target may be 0, which Flags::positive refuses.
+double non_negative(bench::Flags& flags, const char* program, const char* name, double fallback,
+                    double hi) {
+  const std::string kNotGiven = "\x01";
+  const std::string text = flags.text(name, kNotGiven);
+  if (text == kNotGiven) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || errno != 0 || !(x >= 0.0) || !(x <= hi)) {
+    char range[64];
+    std::snprintf(range, sizeof range, "[0, %g]", hi);
+    usage_error(program,
+                std::string("flag ") + name + ": '" + text + "' is not a number in " + range);
+  }
+  return x;
+}
+
+double median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  const size_t h = t.size() / 2;
+  return t.size() % 2 ? t[h] : 0.5 * (t[h - 1] + t[h]);
+}
+
+// What one backend gave for one (case, rank).
+struct Result {
+  bool ran = false;
+  std::string note;  // why it did not run (or stopped)
+  double setup_ms = NAN, median_ms = NAN, min_ms = NAN;
+  std::vector<double> epoch_ms, rmse;  // per epoch
+};
+
+// Creates a trainer and times `epochs` single epochs, evaluating on `test` after each.
+// UNSUPPORTED and OUT_OF_MEMORY become a note on the row; any other failure stops the program.
+Result time_backend(sfac_context* ctx, const sfac_sparse* train, const sfac_sparse* test,
+                    sfac_train_options* options, int64_t memory_limit, int epochs) {
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  Result r;
+  auto soft = [&r](sfac_status status, const char* what) {
+    if (status == SFAC_OK) return true;
+    if (status != SFAC_ERR_UNSUPPORTED && status != SFAC_ERR_OUT_OF_MEMORY) check(status, what);
+    r.note = std::string(what) + ": " + sfac_status_string(status) + ": " + sfac_last_error();
+    return false;
+  };
+  check(sfac_train_options_set_int(options, SFAC_OPT_DEVICE_MEMORY_LIMIT, memory_limit),
+        "device memory limit");
+  const auto t0 = Clock::now();
+  sfac_trainer* trainer = nullptr;
+  if (!soft(sfac_trainer_create(ctx, train, options, &trainer), "trainer")) return r;
+  r.setup_ms = ms(Clock::now() - t0);
+  for (int e = 0; e < epochs; ++e) {
+    const auto start = Clock::now();
+    if (!soft(sfac_trainer_run(trainer, 1, nullptr), "epoch") ||
+        !soft(sfac_context_synchronize(ctx), "epoch")) {
+      break;
+    }
+    r.epoch_ms.push_back(ms(Clock::now() - start));
+    sfac_model* model = nullptr;
+    double rmse = NAN;
+    if (!soft(sfac_trainer_get_model(trainer, &model), "model")) break;
+    check(sfac_model_evaluate(model, test, &rmse, nullptr), "evaluate");
+    sfac_model_destroy(model);
+    r.rmse.push_back(rmse);
+  }
+  sfac_trainer_destroy(trainer);
+  r.ran = r.epoch_ms.size() == static_cast<size_t>(epochs);
+  if (!r.epoch_ms.empty()) {
+    r.median_ms = median(r.epoch_ms);
+    r.min_ms = *std::min_element(r.epoch_ms.begin(), r.epoch_ms.end());
+  }
+  return r;
+}
+
+// The first epoch (from 1) whose RMSE is <= target (target 0: the first with the best RMSE),
+// with the timed seconds up to it; epoch 0 when never reached.
+struct Reach {
+  int epoch = 0;
+  double seconds = NAN, rmse = NAN;
+};
+
+Reach reach(const Result& r, double target) {
+  Reach out;
+  double best = INFINITY, seconds = 0.0;
+  for (size_t e = 0; e < r.rmse.size(); ++e) {
+    seconds += r.epoch_ms[e] * 1e-3;
+    const bool hit = target > 0.0 ? r.rmse[e] <= target : r.rmse[e] < best;
+    if (hit) {
+      out = {static_cast<int>(e + 1), seconds, r.rmse[e]};
+      best = r.rmse[e];
+      if (target > 0.0) break;
+    }
+  }
+  return out;
+}
+
+// The ratings of a case on the CPU context: `target` nonzeros as nearly as the generator gives
+// them (duplicate draws make it fall short; one retry with proportionally more draws when it is
+// more than 2% short).
+sfac_sparse* synthesize(sfac_context* cpu, int64_t users, int64_t items, int64_t target,
+                        double skew, int* runs) {
+  int64_t request = target;
+  for (int attempt = 0;; ++attempt) {
+    *runs = attempt + 1;
+    sfac_sparse* ratings = nullptr;
+    check(sfac_synthesize_ratings(cpu, SFAC_FEEDBACK_EXPLICIT, users, items, request, kPlantedRank,
+                                  kNoise, skew, &ratings, nullptr, nullptr),
+          "synthesize ratings");
+    int64_t got = 0;
+    check(sfac_sparse_get_shape(ratings, nullptr, nullptr, &got), "shape");
+    if (attempt == 1 || got >= target - target / 50 || got == 0 || request == users * items) {
+      return ratings;
+    }
+    sfac_sparse_destroy(ratings);
+    const double more =
+        static_cast<double>(request) * static_cast<double>(target) / static_cast<double>(got);
+    request = std::min(users * items, static_cast<int64_t>(std::llround(more)));
+  }
+}
+
+// A copy of `ratings` in `ctx` (through host CSR; the host arrays are freed on return).
+sfac_sparse* copy_to(sfac_context* ctx, const sfac_sparse* ratings) {
+  int64_t rows = 0, cols = 0, nnz = 0;
+  check(sfac_sparse_get_shape(ratings, &rows, &cols, &nnz), "shape");
+  std::vector<int64_t> offsets(static_cast<size_t>(rows) + 1);
+  std::vector<int32_t> columns(static_cast<size_t>(nnz));
+  std::vector<float> values(static_cast<size_t>(nnz));
+  check(sfac_sparse_download_csr(ratings, offsets.data(), columns.data(), values.data()),
+        "download CSR");
+  sfac_sparse* out = nullptr;
+  check(sfac_sparse_create_csr(ctx, rows, cols, offsets.data(), columns.data(), values.data(),
+                               SFAC_SPARSE_DEFAULT, &out),
+        "upload CSR to the CUDA context");
+  return out;
+}
+
+std::vector<float> values_of(const sfac_sparse* m) {
+  int64_t nnz = 0;
+  check(sfac_sparse_get_shape(m, nullptr, nullptr, &nnz), "shape");
+  std::vector<float> v(static_cast<size_t>(nnz));
+  check(sfac_sparse_download_csr(m, nullptr, nullptr, v.data()), "download values");
+  return v;
+}
+
+// RMSE on `test` of predicting the mean of `train` for every rating.
+double mean_predictor_rmse(const sfac_sparse* train, const sfac_sparse* test, double* mean) {
+  const std::vector<float> t = values_of(train);
+  double sum = 0.0;
+  for (const float x : t) sum += x;
+  *mean = t.empty() ? 0.0 : sum / static_cast<double>(t.size());
+  const std::vector<float> h = values_of(test);
+  double sq = 0.0;
+  for (const float x : h) sq += (x - *mean) * (x - *mean);
+  return h.empty() ? NAN : std::sqrt(sq / static_cast<double>(h.size()));
+}
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+std::string describe_options(const sfac_train_options* o, int64_t memory_limit) {
+  auto get_i = [o](sfac_option opt) {
+    int64_t v = 0;
+    check(sfac_train_options_get_int(o, opt, &v), "get option");
+    return v;
+  };
+  auto get_d = [o](sfac_option opt) {
+    double v = 0;
+    check(sfac_train_options_get_double(o, opt, &v), "get option");
+    return v;
+  };
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "SGD lambda_user %g lambda_item %g learning_rate %g decay %g scale_ratings %lld "
+                "init_scale %g biases %lld deterministic %lld; CUDA "
+                "device_memory_limit %lld%s",
+                get_d(SFAC_OPT_LAMBDA_USER), get_d(SFAC_OPT_LAMBDA_ITEM),
+                get_d(SFAC_OPT_SGD_LEARNING_RATE), get_d(SFAC_OPT_SGD_DECAY),
+                static_cast<long long>(get_i(SFAC_OPT_SGD_SCALE_RATINGS)),
+                get_d(SFAC_OPT_INIT_SCALE), static_cast<long long>(get_i(SFAC_OPT_USE_BIASES)),
+                static_cast<long long>(get_i(SFAC_OPT_DETERMINISTIC)),
+                static_cast<long long>(memory_limit),
+                memory_limit == 0 ? " (data + a quarter of the free memory)" : " bytes");
+  return buf;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::Flags flags(argc, argv, kUsage);
+  const std::string case_list = flags.text("--cases", "netflix,yahoo");
+  const std::vector<int64_t> ranks = flags.integers("--ranks", "128", 1, kMaxRank);
+  const double scale = flags.positive("--scale", 1.0, 4.0);
+  const int epochs = static_cast<int>(flags.integer("--epochs", 20, 1, bench::Flags::kMaxReps));
+  const int cpu_epochs =
+      static_cast<int>(flags.integer("--cpu-epochs", 2, 0, bench::Flags::kMaxReps));
+  const double lambda = non_negative(flags, argv[0], "--lambda", 0.05, 1e3);
+  const double lr = flags.positive("--lr", 0.08, 1e3);
+  const double decay = non_negative(flags, argv[0], "--decay", 0.3, 1e3);
+  const bool biases = flags.integer("--biases", 0, 0, 1) != 0;
+  const double target_rmse = non_negative(flags, argv[0], "--target-rmse", 0.0, 1e6);
+  const double peak_gbs = flags.positive("--peak-gbs", 3350.0, 1e6);
+  const int64_t memory_limit = flags.integer("--device-memory-limit", 0, 0, INT64_MAX);
+  const double skew = flags.positive("--skew", 0.6, 0.99);
+  const int threads = static_cast<int>(flags.integer("--threads", 0, 0, 4096));
+  const int device = static_cast<int>(flags.integer("--device", 0, 0, 1023));
+  const uint64_t seed = static_cast<uint64_t>(flags.integer("--seed", 1, 0, INT64_MAX));
+  const std::string dtype_list = flags.text("--factor-dtype", "float32");
+  flags.done();
+  // The CUDA rows: one per storage type; the CPU trains float32 factors only.
+  std::vector<sfac_dtype> dtypes;
+  for (const std::string& name : bench::split(dtype_list)) {
+    if (name == "float32") {
+      dtypes.push_back(SFAC_DTYPE_FLOAT32);
+    } else if (name == "float16") {
+      dtypes.push_back(SFAC_DTYPE_FLOAT16);
+    } else if (name == "bfloat16") {
+      dtypes.push_back(SFAC_DTYPE_BFLOAT16);
+    } else {
+      usage_error(argv[0], "--factor-dtype: unknown storage type '" + name + "'");
+    }
+  }
+  if (dtypes.empty()) usage_error(argv[0], "--factor-dtype: empty list");
+  std::vector<const Case*> cases;
+  for (const std::string& name : bench::split(case_list)) {
+    const Case* found = nullptr;
+    for (const Case& c : kCases) {
+      if (name == c.name) found = &c;
+    }
+    if (!found) usage_error(argv[0], "flag --cases: '" + name + "' is not one of netflix|yahoo");
+    cases.push_back(found);
+  }
+  if (cases.empty()) usage_error(argv[0], "flag --cases needs at least one case");
+
+  std::string command = argv[0];
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  sfac_context* cpu = nullptr;
+  check(sfac_context_create(SFAC_BACKEND_CPU, 0, threads, seed, &cpu), "CPU context");
+  const char* cpu_name = nullptr;
+  check(sfac_context_get_device_name(cpu, &cpu_name), "device name");
+  sfac_context* gpu = nullptr;
+  std::string gpu_note;
+  if (const sfac_status s = sfac_context_create(SFAC_BACKEND_CUDA, device, threads, seed, &gpu);
+      s != SFAC_OK) {
+    gpu_note = std::string(sfac_status_string(s)) + ": " + sfac_last_error();
+    gpu = nullptr;
+  }
+  const char* gpu_name = nullptr;
+  if (gpu) check(sfac_context_get_device_name(gpu, &gpu_name), "device name");
+
+  std::printf("bench_sgd %s, libsparsefac %s\n", utc_now().c_str(), sfac_version_string());
+  std::printf("command: %s\n", command.c_str());
+  std::printf("CUDA: %s\n",
+              gpu ? gpu_name : ("unavailable, timing the CPU only (" + gpu_note + ")").c_str());
+  std::printf("CPU:  %s\n", cpu_name);
+  std::printf(
+      "epoch_ms: median of %d CUDA / %d CPU single-epoch runs, no warm-up; Gupd/s = train nnz / "
+      "median epoch;\nGB/s = Gupd/s x (8 + 4 k s) bytes per update (s = 4 for float32, 2 for "
+      "16-bit storage), %%peak of %g GB/s; target: %s;\nback: cu32, cu16, cubf = CUDA with "
+      "float32, float16, bfloat16 factors; cpu = CPU, float32;\nx_epoch, x_target = CUDA / CPU "
+      "(median epoch, seconds to target)\n",
+      epochs, cpu_epochs, peak_gbs,
+      target_rmse > 0.0 ? ("first epoch with RMSE <= " + number(target_rmse)).c_str()
+                        : "the best RMSE seen (ratios need --target-rmse)");
+  std::fflush(stdout);
+
+  std::vector<std::string> summary;
+  for (const Case* c : cases) {
+    const auto users = std::max<int64_t>(1, std::llround(static_cast<double>(c->users) * scale));
+    const auto items = std::max<int64_t>(1, std::llround(static_cast<double>(c->items) * scale));
+    int64_t target = std::max<int64_t>(1, std::llround(static_cast<double>(c->nnz) * scale));
+    const bool capped = target > users * items / 4;
+    if (capped) target = std::max<int64_t>(1, users * items / 4);
+
+    const auto s0 = std::chrono::steady_clock::now();
+    int runs = 0;
+    sfac_sparse* ratings = synthesize(cpu, users, items, target, skew, &runs);
+    sfac_sparse *train = nullptr, *test = nullptr;
+    check(sfac_split_random(ratings, kTestFraction, seed, &train, &test), "split");
+    sfac_sparse_destroy(ratings);
+    int64_t nnz = 0, test_nnz = 0;
+    check(sfac_sparse_get_shape(train, nullptr, nullptr, &nnz), "shape");
+    check(sfac_sparse_get_shape(test, nullptr, nullptr, &test_nnz), "shape");
+    sfac_sparse* gpu_train = gpu ? copy_to(gpu, train) : nullptr;
+    sfac_sparse* gpu_test = gpu ? copy_to(gpu, test) : nullptr;
+    const double synth_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    double mean = 0.0;
+    const double mean_rmse = mean_predictor_rmse(train, test, &mean);
+
+    sfac_train_options* options = nullptr;
+    check(sfac_train_options_create(SFAC_ALGO_SGD, &options), "options");
+    check(sfac_train_options_set_double(options, SFAC_OPT_LAMBDA, lambda), "lambda");
+    check(sfac_train_options_set_double(options, SFAC_OPT_SGD_LEARNING_RATE, lr), "lr");
+    check(sfac_train_options_set_double(options, SFAC_OPT_SGD_DECAY, decay), "decay");
+    check(sfac_train_options_set_int(options, SFAC_OPT_USE_BIASES, biases ? 1 : 0), "biases");
+    std::printf(
+        "\n%s: %lld x %lld, %lld train + %lld test ratings (explicit; target %lld%s), skew %g, "
+        "data %.1f s (%d generator run%s)\n",
+        c->name, static_cast<long long>(users), static_cast<long long>(items),
+        static_cast<long long>(nnz), static_cast<long long>(test_nnz),
+        static_cast<long long>(target),
+        capped ? ", capped at a quarter of the cells at this scale" : "", skew, synth_s, runs,
+        runs == 1 ? "" : "s");
+    std::printf("held-out RMSE of the mean predictor (training mean %.4f): %.4f; noise %g\n", mean,
+                mean_rmse, kNoise);
+    std::printf("options: %s\n", describe_options(options, memory_limit).c_str());
+    std::printf("%-8s %5s %-5s %6s %9s %9s %9s %7s %8s %6s %7s %8s %6s %8s %8s\n", "case", "rank",
+                "back", "epochs", "setup_ms", "epoch_ms", "min_ms", "Gupd/s", "GB/s", "%peak",
+                "rmse", "target_s", "@epoch", "x_epoch", "x_target");
+    std::fflush(stdout);
+
+    for (const int64_t rank : ranks) {
+      check(sfac_train_options_set_int(options, SFAC_OPT_RANK, rank), "rank");
+      check(sfac_train_options_set_int(options, SFAC_OPT_FACTOR_DTYPE, SFAC_DTYPE_FLOAT32),
+            "dtype");
+      Result on_cpu;
+      if (cpu_epochs > 0) {
+        on_cpu = time_backend(cpu, train, test, options, 0, cpu_epochs);
+      } else {
+        on_cpu.note = "skipped (--cpu-epochs 0)";
+      }
+      const Reach cpu_reach = reach(on_cpu, target_rmse);
+
+      auto row = [&](const char* backend, sfac_dtype dtype, const Result& r,
+                     const Result* baseline) {
+        const double bytes = 8.0 + 4.0 * static_cast<double>(rank) *
+                                       (dtype == SFAC_DTYPE_FLOAT32 ? 4.0 : 2.0);
+        char head[64];
+        std::snprintf(head, sizeof head, "%-8s %5lld %-5s", c->name, static_cast<long long>(rank),
+                      backend);
+        if (!r.ran) {
+          std::printf("%s %s\n", head, r.note.c_str());
+          summary.push_back(std::string(head) + " not run");
+          return;
+        }
+        const double gups = static_cast<double>(nnz) / (r.median_ms * 1e-3) * 1e-9;
+        const Reach got = reach(r, target_rmse);
+        char reached[32] = "       -      -";
+        if (got.epoch > 0) {
+          std::snprintf(reached, sizeof reached, "%8.3f %6d", got.seconds, got.epoch);
+        }
+        std::printf("%s %6zu %9.1f %9.2f %9.2f %7.3f %8.1f %5.1f%% %7.4f %s ", head,
+                    r.epoch_ms.size(), r.setup_ms, r.median_ms, r.min_ms, gups, gups * bytes,
+                    100.0 * gups * bytes / peak_gbs, r.rmse.back(), reached);
+        const bool both = baseline && baseline->ran;
+        if (both) {
+          std::printf("%8.3f ", r.median_ms / baseline->median_ms);
+        } else {
+          std::printf("%8s ", "-");
+        }
+        if (both && target_rmse > 0.0 && got.epoch > 0 && cpu_reach.epoch > 0) {
+          std::printf("%8.3f\n", got.seconds / cpu_reach.seconds);
+        } else {
+          std::printf("%8s\n", "-");
+        }
+        std::string curve;
+        for (size_t e = 0; e < r.rmse.size(); ++e) {
+          if (e == 0 || (e + 1) % 5 == 0 || e + 1 == r.rmse.size()) {
+            char item[48];
+            std::snprintf(item, sizeof item, "%s%zu %.4f", curve.empty() ? "" : ", ", e + 1,
+                          r.rmse[e]);
+            curve += item;
+          }
+        }
+        std::printf("  %s held-out RMSE by epoch: %s\n", backend, curve.c_str());
+        char line[160];
+        std::snprintf(line, sizeof line, "%s %9.2f %7.3f %8.1f %7.4f %s", head, r.median_ms, gups,
+                      gups * bytes, r.rmse.back(), reached);
+        summary.push_back(line);
+      };
+      for (const sfac_dtype dtype : gpu ? dtypes : std::vector<sfac_dtype>()) {
+        check(sfac_train_options_set_int(options, SFAC_OPT_FACTOR_DTYPE, dtype), "dtype");
+        const Result on_gpu =
+            time_backend(gpu, gpu_train, gpu_test, options, memory_limit, epochs);
+        row(dtype == SFAC_DTYPE_FLOAT32   ? "cu32"
+            : dtype == SFAC_DTYPE_FLOAT16 ? "cu16"
+                                          : "cubf",
+            dtype, on_gpu, &on_cpu);
+      }
+      if (cpu_epochs > 0 || !gpu) row("cpu", SFAC_DTYPE_FLOAT32, on_cpu, nullptr);
+      std::fflush(stdout);
+    }
+    sfac_train_options_destroy(options);
+    sfac_sparse_destroy(gpu_test);
+    sfac_sparse_destroy(gpu_train);
+    sfac_sparse_destroy(test);
+    sfac_sparse_destroy(train);
+  }
+
+  std::printf("\nsummary (rmse after the last epoch; target_s, @epoch as above)\n");
+  std::printf("%-8s %5s %-5s %9s %7s %8s %7s %8s %6s\n", "case", "rank", "back", "epoch_ms",
+              "Gupd/s", "GB/s", "rmse", "target_s", "@epoch");
+  for (const std::string& line : summary) std::printf("%s\n", line.c_str());
+  sfac_context_destroy(gpu);
+  sfac_context_destroy(cpu);
+  return 0;
+}

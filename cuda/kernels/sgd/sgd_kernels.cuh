@@ -1,0 +1,97 @@
+// Launchers of the SGD kernels (sgd_update.cu, sgd_objective.cu). Every launcher checks its
+// launch; none synchronizes. Factor rows are `stride` entries of the storage type (float,
+// __half or __nv_bfloat16, named by sfac_dtype), the first `rank` of them the factors and the
+// rest zero; stride is a multiple of sgd_vector_width(dtype).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/sgd_chunks.h"
+#include "sparsefac/sparsefac.h"
+
+namespace sfac::cuda::kernels {
+
+// Entries of a row one lane moves at a time (16 bytes).
+constexpr int64_t sgd_vector_width(sfac_dtype dtype) { return dtype == SFAC_DTYPE_FLOAT32 ? 4 : 8; }
+
+// The largest stride the update kernel takes.
+int64_t sgd_max_stride(sfac_dtype dtype);
+
+// Both sides' rows and biases, in training units (ratings divided by the rating scale).
+struct SgdModel {
+  sfac_dtype dtype;
+  void* users;  // users x stride
+  void* items;  // items x stride
+  float* user_bias;  // null without biases
+  float* item_bias;
+  int64_t stride, rank;
+  float global_mean;  // 0 without biases
+};
+
+// The samples in chunk order (core/sgd_chunks.h), on the device.
+struct SgdChunkView {
+  const SgdSample* samples;
+  const int64_t* chunk_begin;  // chunks + 1
+  const int32_t* chunk_user;
+  int64_t chunks;
+};
+
+// Which chunks each worker (a warp) runs in one launch; part_begin is SgdChunks::part_begin.
+// Hogwild (grid 1): worker w runs part w, starting `rotation` chunks into it and wrapping
+// around, so that an epoch pairs different chunks in time than the one before. Grid diagonal
+// (grid > 1): worker i runs part (block) i * grid + (i + diagonal) mod grid, whole and in order;
+// the blocks of one diagonal share no user and no item.
+struct SgdSchedule {
+  int64_t workers;
+  const int64_t* part_begin;
+  uint64_t rotation = 0;
+  int grid = 1, diagonal = 0;
+};
+
+struct SgdStep {
+  float gamma;             // learning rate of this epoch
+  float lambda_p, lambda_q;  // in training units
+};
+
+// Warps of the update kernel that fit the device at once (the persistent grid's size).
+int64_t sgd_resident_workers(sfac_dtype dtype, int64_t stride);
+
+// One pass of every scheduled worker over its chunks: for each rating r of user u and item i,
+// e = r - (p_u . q_i + mean + b_u + b_i), then from the old values p_u += gamma (e q_i - lambda_p
+// p_u), q_i += gamma (e p_u - lambda_q q_i), b_u += gamma (e - lambda_p b_u), b_i likewise. p_u
+// and b_u stay in registers (float) for the whole chunk and are stored once at its end.
+void launch_sgd_update(const SgdModel& model, const SgdChunkView& chunks,
+                       const SgdSchedule& schedule, const SgdStep& step, cudaStream_t stream);
+
+// ---- Objective and checks (fp64 partial sums, one per block of a fixed grid, summed on the
+// host in block order, so the same model always gives the same bits) ----
+
+int sgd_objective_blocks();
+// Per block: the sum over the samples of (r - prediction)^2, in training units.
+void launch_sgd_squared_errors(const SgdModel& model, const SgdChunkView& chunks,
+                               double* partials, cudaStream_t stream);
+// Per block: sum over the n rows of count[r] |row r|^2 (the per-sample regularization of
+// Eq. 3 summed over the samples).
+void launch_sgd_weighted_norms(sfac_dtype dtype, const void* rows, int64_t n, int64_t stride,
+                               const int32_t* counts, double* partials, cudaStream_t stream);
+// Per block: the sum of (v - scale (p_u . q_i + mean + b_u + b_i))^2 over the nonzeros v of a
+// CSR matrix in the model's original units.
+void launch_sgd_prediction_errors(const SgdModel& model, float scale, const int64_t* offsets,
+                                  const int32_t* cols, const float* values, int64_t rows,
+                                  double* partials, cudaStream_t stream);
+// ---- Rows in and out of storage (sgd_rows.cu) ----
+
+// rows (n x stride, storage type) = the n x rank floats `in`, rounded to nearest even, zero past
+// rank.
+void launch_sgd_narrow(sfac_dtype dtype, const float* in, int64_t n, int64_t rank,
+                       int64_t stride, void* rows, cudaStream_t stream);
+// *flag = 1 when an entry of the n rows or of the n biases (may be null) is not finite.
+void launch_sgd_flag_non_finite(sfac_dtype dtype, const void* rows, int64_t n, int64_t stride,
+                                const float* bias, int* flag, cudaStream_t stream);
+// out (n x rank floats) = factor * the first rank entries of each row.
+void launch_sgd_widen(sfac_dtype dtype, const void* rows, int64_t n, int64_t stride,
+                      int64_t rank, float factor, float* out, cudaStream_t stream);
+
+}  // namespace sfac::cuda::kernels

@@ -1,0 +1,51 @@
+// The sample order of SGD on a GPU: each user's ratings cut into short chunks that one worker
+// runs back to back, so that the user's factor row stays in its registers for the whole chunk
+// and is read and written once per chunk instead of once per rating (cuMF_SGD's batch-Hogwild
+// reads and writes it for every rating). Every user belongs to one worker (users dealt out so
+// that the workers' rating counts are as equal as possible), and each worker walks its users'
+// chunks in a random order: a user's chunks never run at the same time, so no update of a
+// user's row is lost, while items are shared Hogwild-style. A B x B grid of user and item
+// ranges (B > 1) instead keeps every chunk inside one block and stores the chunks block by
+// block, so that blocks sharing no range can run at the same time without conflicts (the
+// deterministic schedule).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace sfac {
+
+struct SgdSample {
+  int32_t item;
+  float rating;
+};
+
+struct SgdChunks {
+  std::vector<SgdSample> samples;     // chunk by chunk
+  std::vector<int64_t> chunk_begin;   // chunks + 1 offsets into samples
+  std::vector<int32_t> chunk_user;    // the user of each chunk
+  // The chunks stored part by part: part i * B + j is grid block (i, j) when grid > 1, else
+  // part w is worker w's chunks. parts + 1 offsets into the chunks.
+  std::vector<int64_t> part_begin;
+  int grid = 1;
+
+  int64_t chunks() const { return static_cast<int64_t>(chunk_user.size()); }
+};
+
+// The chunks of a CSR matrix (users x items), values divided by `scale`. A user's ratings within
+// one grid block are shuffled and cut into ceil(n / max_chunk) chunks of near-equal length;
+// the chunks of each part are then shuffled. grid > 1: the parts are the grid's blocks;
+// grid = 1: the parts are `workers` workers' shares, users dealt largest first to the worker
+// with the fewest ratings so far. Everything is drawn from `rng`, so one seed gives one
+// arrangement.
+SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offsets,
+                             const int32_t* indices, const float* values, float scale,
+                             int64_t max_chunk, int grid, int64_t workers, std::mt19937_64& rng);
+
+// The divisor of the ratings in SGD's training units (cuMF_SGD's parameter scaling): their
+// standard deviation, at least 1e-4, so one learning rate fits any rating range. Summed in
+// index order in double, so every backend gets the same value.
+float sgd_rating_scale(const float* values, int64_t nnz);
+
+}  // namespace sfac
