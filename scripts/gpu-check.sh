@@ -70,7 +70,7 @@ cli_train() {
   local algo backend rc=0
   for algo in als sgd; do
     for backend in cpu cuda; do
-      .carry/bin/sparsefac train "$algo" "$dir/train.txt" -o "$dir/$backend.sfm" --rank 16 \
+      .carry/bin/sparsefac train "$algo" "$dir/train.txt" -o "$dir/${algo}_$backend.sfm" --rank 16 \
         --iters 4 --backend "$backend" --seed 5 >"$out/cli_${algo}_$backend.log" 2>&1 || rc=1
       echo "cli $algo $backend: $(grep -c '^epoch ' "$out/cli_${algo}_$backend.log") epoch lines;" \
         "$(grep '^epoch 4/4' "$out/cli_${algo}_$backend.log")"

@@ -458,18 +458,11 @@ TEST(Cuda, OutOfMemoryIsAStatusAndTheContextStaysUsable) {
   SFAC_EXPECT_STATUS(SFAC_OK, sfac_context_synchronize(ctx.get()));
 }
 
-TEST(Cuda, UnsupportedRequestsSaySo) {
+// Objects of a CPU context cannot be mixed into a CUDA call.
+TEST(Cuda, ObjectsOfACpuContextAreRejected) {
   SFAC_REQUIRE_CUDA_DEVICE();
   Context ctx = make_cuda_context();
   const Pattern p{3, 2, {0, 2}, {1, 0}, {2.0f, 3.0f}};
-  Sparse s = create_sparse(ctx.get(), p);
-  sfac_train_options* opts = nullptr;
-  SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_SGD, &opts));  // ALS trains on CUDA
-  sfac_model* model = nullptr;
-  SFAC_EXPECT_ERROR(SFAC_ERR_UNSUPPORTED, "CUDA backend",
-                    sfac_train(ctx.get(), s.get(), opts, &model));
-  sfac_train_options_destroy(opts);
-  // Objects of a CPU context cannot be mixed into a CUDA call.
   Context cpu = make_cpu_context(1);
   Sparse on_cpu = create_sparse(cpu.get(), p);
   Dense a = dense(ctx.get(), 3, 4, std::vector<float>(12, 1.0f));
