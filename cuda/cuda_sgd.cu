@@ -26,10 +26,76 @@ constexpr int64_t kMaxChunk = 32;
 constexpr int64_t kRatingsPerWorker = 4096;
 // Deterministic mode: the grid's size (blocks per side) at most; one diagonal runs at a time.
 constexpr int64_t kDeterministicGrid = 64;
-// An upper bound of the resident warps of any device, for the memory estimate.
-constexpr int64_t kMaxResidentWorkers = 1 << 16;
+
+// Without a memory limit, the trainer may take this share of the memory free at its start.
+constexpr double kFreeMemoryShare = 0.9;
+// Slabs at most when samples are streamed: past this many, each launch is too short to keep the
+// device busy, and the data had better be trained on the CPU.
+constexpr int64_t kMaxSlabs = 256;
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// The samples in page-locked host memory, so that copies to the device run asynchronously.
+class PinnedSamples {
+ public:
+  PinnedSamples() = default;
+  explicit PinnedSamples(const std::vector<SgdSample>& from) : size_(from.size()) {
+    void* p = nullptr;
+    SFAC_CUDA_TRY(cudaMallocHost(&p, size_ * sizeof(SgdSample)));
+    data_ = static_cast<SgdSample*>(p);
+    std::copy(from.begin(), from.end(), data_);
+  }
+  ~PinnedSamples() {
+    if (data_ != nullptr) (void)cudaFreeHost(data_);
+  }
+  PinnedSamples(PinnedSamples&& o) noexcept { *this = std::move(o); }
+  PinnedSamples& operator=(PinnedSamples&& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    return *this;
+  }
+  const SgdSample* data() const { return data_; }
+
+ private:
+  SgdSample* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// The stream that copies slabs in, and per buffer the events "copied" and "no longer read".
+struct CopyStream {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t loaded[2] = {}, buffer_free[2] = {};
+
+  CopyStream() = default;
+  static CopyStream create() {
+    CopyStream c;
+    SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));
+    for (int b = 0; b < 2; ++b) {
+      SFAC_CUDA_TRY(cudaEventCreateWithFlags(&c.loaded[b], cudaEventDisableTiming));
+      SFAC_CUDA_TRY(cudaEventCreateWithFlags(&c.buffer_free[b], cudaEventDisableTiming));
+    }
+    return c;
+  }
+  ~CopyStream() { reset(); }
+  CopyStream(CopyStream&& o) noexcept { *this = std::move(o); }
+  CopyStream& operator=(CopyStream&& o) noexcept {
+    std::swap(stream, o.stream);
+    std::swap(loaded, o.loaded);
+    std::swap(buffer_free, o.buffer_free);
+    return *this;
+  }
+  // Waits for the copies in flight (the pinned samples must outlive them), then frees.
+  void reset() noexcept {
+    if (stream != nullptr) (void)cudaStreamSynchronize(stream);
+    for (int b = 0; b < 2; ++b) {
+      if (loaded[b] != nullptr) (void)cudaEventDestroy(loaded[b]);
+      if (buffer_free[b] != nullptr) (void)cudaEventDestroy(buffer_free[b]);
+      loaded[b] = buffer_free[b] = nullptr;
+    }
+    if (stream != nullptr) (void)cudaStreamDestroy(stream);
+    stream = nullptr;
+  }
+};
 
 size_t storage_bytes(sfac_dtype dtype) { return dtype == SFAC_DTYPE_FLOAT32 ? 4 : 2; }
 
@@ -50,7 +116,6 @@ class CudaSgdTrainer final : public Trainer {
                  rank_, " is above what the CUDA SGD trainer supports (",
                  kernels::sgd_max_stride(dtype_), "); train on a CPU context for larger ranks");
     DeviceGuard guard(backend_->device());
-    check_memory_limit();
     OwnStreamWork order(*backend_);  // buffers live on the own stream
     ForeignOrder foreign(*backend_, {&ratings.backend()});
     const cudaStream_t own = backend_->own_stream();
@@ -73,9 +138,12 @@ class CudaSgdTrainer final : public Trainer {
                                          : std::clamp<int64_t>(
                                                nnz_ / kRatingsPerWorker, 1,
                                                kernels::sgd_resident_workers(dtype_, stride_));
+    budget_ = free_memory_budget();
+    streamed_ = nnz_ > (budget_ - fixed_bytes()) / static_cast<int64_t>(sizeof(SgdSample));
+    const int64_t slabs = plan_slabs();
     SgdChunks chunks = arrange_sgd_chunks(users_, items_, offsets.data(), indices.data(),
                                           values.data(), scale_, kMaxChunk, grid_,
-                                          grid_ > 1 ? 1 : workers_, rng_);
+                                          grid_ > 1 ? 1 : workers_, slabs, rng_);
     std::vector<int32_t> user_count(static_cast<size_t>(users_)), item_count(items_, 0);
     for (int64_t u = 0; u < users_; ++u) {
       user_count[u] = static_cast<int32_t>(offsets[u + 1] - offsets[u]);
@@ -84,11 +152,17 @@ class CudaSgdTrainer final : public Trainer {
     std::vector<int32_t>().swap(indices);
     std::vector<float>().swap(values);
 
-    samples_ = upload(chunks.samples, own);
     chunk_begin_ = upload(chunks.chunk_begin, own);
     chunk_user_ = upload(chunks.chunk_user, own);
     part_begin_ = upload(chunks.part_begin, own);
     chunks_ = chunks.chunks();
+    parts_ = chunks.parts;
+    slab_begin_ = chunks.slab_begin;
+    for (int64_t slab = 0; slab < chunks.slabs(); ++slab) {
+      slab_first_.push_back(chunks.slab_first_sample(slab));
+      slab_end_.push_back(chunks.slab_end_sample(slab));
+    }
+    place_samples(chunks.samples, own);
     user_count_ = upload(user_count, own);
     item_count_ = upload(item_count, own);
     user_rows_ = start_rows(seed, FactorSide::users, users_, own);
@@ -112,27 +186,29 @@ class CudaSgdTrainer final : public Trainer {
         static_cast<float>(options_.learning_rate / (1.0 + options_.decay * std::pow(t, 1.5)));
     step.lambda_p = static_cast<float>(options_.lambda_user) / scale_;
     step.lambda_q = static_cast<float>(options_.lambda_item) / scale_;
-    if (grid_ > 1) {
-      // The blocks of one diagonal share no user and no item range, and each runs on one warp
-      // in a fixed order: the result depends on nothing but the seed.
-      kernels::SgdSchedule s{grid_, part_begin_.data()};
-      s.grid = grid_;
-      for (int d = 0; d < grid_; ++d) {
-        s.diagonal = d;
-        kernels::launch_sgd_update(model_view(), chunk_view(), s, step, stream());
-      }
-    } else {
-      kernels::SgdSchedule s{workers_, part_begin_.data()};
-      s.rotation = rng_();
-      kernels::launch_sgd_update(model_view(), chunk_view(), s, step, stream());
+    // Grid: the blocks of one diagonal share no user and no item range, and each runs on one
+    // worker in its stored order, so the result depends on nothing but the seed.
+    for (int64_t slab = 0; slab < slabs(); ++slab) {
+      const kernels::SgdChunkView view = stage(slab);
+      kernels::SgdSchedule sched{parts_, part_begin_.data() + slab * (parts_ + 1)};
+      if (grid_ <= 1) sched.rotation = rng_();
+      kernels::launch_sgd_update(model_view(), view, sched, step, stream());
+      release(slab);
     }
     SFAC_CUDA_TRY(cudaStreamSynchronize(stream()));  // reports the epoch's errors as its own
   }
 
   double train_loss() override {
     DeviceGuard guard(backend_->device());
-    kernels::launch_sgd_squared_errors(model_view(), chunk_view(), partials_.data(), stream());
-    const double data = sum_partials() * double{scale_} * scale_;
+    double squares = 0.0;
+    for (int64_t slab = 0; slab < slabs(); ++slab) {
+      const kernels::SgdChunkView view = stage(slab);
+      kernels::launch_sgd_squared_errors(model_view(), view, slab_begin_[slab],
+                                         slab_begin_[slab + 1], partials_.data(), stream());
+      release(slab);
+      squares += sum_partials();
+    }
+    const double data = squares * double{scale_} * scale_;
     // Eq. 3 regularizes per sample; the model's factors are sqrt(scale) times ours.
     kernels::launch_sgd_weighted_norms(dtype_, user_rows_.data(), users_, stride_,
                                        user_count_.data(), partials_.data(), stream());
@@ -235,36 +311,101 @@ class CudaSgdTrainer final : public Trainer {
             global_mean_};
   }
 
-  kernels::SgdChunkView chunk_view() const {
-    return {samples_.data(), chunk_begin_.data(), chunk_user_.data(), chunks_};
+  int64_t slabs() const { return static_cast<int64_t>(slab_first_.size()); }
+
+  // The chunks with slab `slab`'s samples on the device: all of them when they fit, else the
+  // slab copied into one of two buffers on the copy stream (the other buffer may still be in
+  // use by the previous slab's kernel), the compute stream waiting for the copy.
+  kernels::SgdChunkView stage(int64_t slab) {
+    kernels::SgdChunkView view{samples_.data(), 0, chunk_begin_.data(), chunk_user_.data(),
+                               chunks_};
+    if (!streamed()) return view;
+    const size_t b = static_cast<size_t>(slab % 2);
+    const int64_t first = slab_first_[slab], count = slab_end_[slab] - first;
+    SFAC_CUDA_TRY(cudaStreamWaitEvent(copy_.stream, copy_.buffer_free[b], 0));
+    if (count > 0) {
+      SFAC_CUDA_TRY(cudaMemcpyAsync(buffers_[b].data(), host_samples_.data() + first,
+                                    static_cast<size_t>(count) * sizeof(SgdSample),
+                                    cudaMemcpyHostToDevice, copy_.stream));
+    }
+    SFAC_CUDA_TRY(cudaEventRecord(copy_.loaded[b], copy_.stream));
+    SFAC_CUDA_TRY(cudaStreamWaitEvent(stream(), copy_.loaded[b], 0));
+    view.samples = buffers_[b].data();
+    view.sample_base = first;
+    return view;
   }
 
-  // What the trainer keeps on the device.
-  int64_t device_bytes() const {
+  // After the work queued on slab `slab`'s buffer: the buffer may be refilled once it is done.
+  void release(int64_t slab) {
+    if (streamed()) SFAC_CUDA_TRY(cudaEventRecord(copy_.buffer_free[slab % 2], stream()));
+  }
+
+  bool streamed() const { return streamed_; }
+
+  // The samples on the device, or in pinned host memory with two device buffers of the
+  // largest slab.
+  void place_samples(const std::vector<SgdSample>& samples, cudaStream_t stream) {
+    if (!streamed_) {
+      samples_ = upload(samples, stream);
+      return;
+    }
+    int64_t largest = 0;
+    for (int64_t slab = 0; slab < slabs(); ++slab) {
+      largest = std::max(largest, slab_end_[slab] - slab_first_[slab]);
+    }
+    require_fits(2 * largest);
+    host_samples_ = PinnedSamples(samples);
+    for (auto& buffer : buffers_) {
+      buffer = DeviceBuffer<SgdSample>(static_cast<size_t>(largest), stream);
+    }
+    copy_ = CopyStream::create();
+  }
+
+  // What the trainer keeps on the device besides its samples (an upper bound).
+  int64_t fixed_bytes() const {
     const int64_t rows = users_ + items_;
     const int64_t chunks = users_ * (grid_ > 1 ? grid_ : 1) + nnz_ / kMaxChunk + 1;
-    const int64_t parts = std::max({int64_t{kDeterministicGrid} * kDeterministicGrid,
-                                    kMaxResidentWorkers, options_.sgd_workers}) + 1;
-    return nnz_ * int64_t{sizeof(SgdSample)} +
-           (chunks + parts) * int64_t{sizeof(int64_t) + sizeof(int32_t)} +
+    const int64_t part_offsets = (kMaxSlabs + 1) * (workers_ + 1);
+    return chunks * int64_t{sizeof(int64_t) + sizeof(int32_t)} +
+           part_offsets * int64_t{sizeof(int64_t)} +
            rows * (stride_ * static_cast<int64_t>(storage_bytes(dtype_)) +
                    int64_t{sizeof(int32_t)} + (options_.use_biases ? 4 : 0)) +
            std::max(users_, items_) * rank_ * int64_t{sizeof(float)};  // staging and widening
   }
 
-  // Until blocks are streamed, the data must fit the device memory limit and the free memory.
-  void check_memory_limit() const {
-    const int64_t needed = device_bytes();
-    const int64_t limit = options_.device_memory_limit;
-    SFAC_REQUIRE(limit == 0 || limit >= needed, SFAC_ERR_OUT_OF_MEMORY,
-                 "the device memory limit of ", limit, " bytes is below the ", needed,
-                 " bytes this SGD trainer needs (samples, chunks and factors)");
+  // Device bytes the trainer may take: the memory limit, or most of what is free.
+  int64_t free_memory_budget() const {
+    if (options_.device_memory_limit > 0) return options_.device_memory_limit;
     size_t free_bytes = 0, total_bytes = 0;
     SFAC_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    SFAC_REQUIRE(static_cast<double>(needed) <= static_cast<double>(free_bytes),
-                 SFAC_ERR_OUT_OF_MEMORY, "this SGD trainer needs ", needed,
-                 " bytes of device memory (samples, chunks and factors) but ", free_bytes,
-                 " are free");
+    return static_cast<int64_t>(kFreeMemoryShare * static_cast<double>(free_bytes));
+  }
+
+  // OUT_OF_MEMORY unless the fixed part and `samples` samples fit the budget.
+  void require_fits(int64_t samples) const {
+    if (fixed_bytes() + samples * int64_t{sizeof(SgdSample)} > budget_) fail_to_fit(samples);
+  }
+  [[noreturn]] void fail_to_fit(int64_t samples) const {
+    const int64_t needed = fixed_bytes() + samples * int64_t{sizeof(SgdSample)};
+    const int64_t limit = options_.device_memory_limit;
+    fail(SFAC_ERR_OUT_OF_MEMORY,
+         limit > 0 ? cat("the device memory limit of ", limit, " bytes")
+                   : cat("the ", budget_, " bytes of device memory this trainer may take"),
+         " is below the ", needed, " bytes that SGD needs with its samples streamed in two ",
+         "buffers of ", samples / 2, " (factors, chunks and buffers)");
+  }
+
+  // Slabs of the Hogwild schedule: one when every sample fits the device with the rest, else as
+  // many as two buffers of a slab need (a slab's share of each worker may pass an equal share
+  // of its samples by one chunk). The grid runs a slab per diagonal in any case.
+  int64_t plan_slabs() const {
+    if (grid_ > 1 || !streamed_) return 1;
+    const int64_t room =
+        (budget_ - fixed_bytes()) / static_cast<int64_t>(sizeof(SgdSample));
+    const int64_t per_buffer = room / 2 - workers_ * kMaxChunk;
+    const int64_t slabs = per_buffer > 0 ? (nnz_ + per_buffer - 1) / per_buffer : kMaxSlabs + 1;
+    if (slabs > kMaxSlabs) fail_to_fit(2 * (nnz_ / kMaxSlabs + workers_ * kMaxChunk));
+    return slabs;
   }
 
   double sum_partials() const {
@@ -286,8 +427,15 @@ class CudaSgdTrainer final : public Trainer {
   bool biases_ = false;
   float global_mean_ = 0.0f;  // in training units
   int grid_ = 1;
-  int64_t chunks_ = 0, workers_ = 1;
-  DeviceBuffer<SgdSample> samples_;
+  int64_t budget_ = 0;     // device bytes the trainer may take
+  bool streamed_ = false;  // samples copied in slab by slab each pass
+  int64_t chunks_ = 0, workers_ = 1, parts_ = 1;
+  std::vector<int64_t> slab_begin_, slab_first_, slab_end_;  // per slab (host)
+  DeviceBuffer<SgdSample> samples_;  // all of them, when they fit
+  // Streamed: the samples on the host, two device buffers of a slab, the copy stream (declared
+  // last: it is destroyed first and waits for its copies before the memory goes).
+  PinnedSamples host_samples_;
+  DeviceBuffer<SgdSample> buffers_[2];
   DeviceBuffer<int64_t> chunk_begin_, part_begin_;
   DeviceBuffer<int32_t> chunk_user_, user_count_, item_count_;
   DeviceBuffer<char> user_rows_, item_rows_;
@@ -295,6 +443,7 @@ class CudaSgdTrainer final : public Trainer {
   DeviceBuffer<double> partials_;
   DeviceBuffer<int> flag_;
   Model model_;
+  CopyStream copy_;
 };
 
 }  // namespace

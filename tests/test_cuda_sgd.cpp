@@ -1,6 +1,8 @@
 // The CUDA SGD trainer against the CPU trainer on planted data: the held-out error the CPU
-// reaches with float32 factors, within 2%, for every rank and storage type; memory limits and
-// unsupported ranks answer with a status and leave the context usable. Skipped without a
+// reaches with float32 factors, within 2%, for every rank and storage type; samples streamed
+// through a device memory limit give the in-memory error (Hogwild) or the same bits
+// (deterministic); memory limits below the data and unsupported ranks answer with a status and
+// leave the context usable. Skipped without a
 // device; the backend-parameterized tests of test_train.cpp hold it to the CPU's other
 // assertions (noise floor, determinism, callbacks, divergence, loss).
 #include <cmath>
@@ -61,8 +63,10 @@ const Data& planted() {
   return data;
 }
 
-// Held-out RMSE after 25 epochs (lambda 0.05, cuMF_SGD's Netflix schedule).
-double held_out_rmse(sfac_backend backend, int64_t rank, sfac_dtype dtype) {
+// Held-out RMSE after 25 epochs (lambda 0.05, cuMF_SGD's Netflix schedule); a device memory
+// limit (0: none) and deterministic mode when asked.
+double held_out_rmse(sfac_backend backend, int64_t rank, sfac_dtype dtype,
+                     int64_t memory_limit = 0) {
   const Data& d = planted();
   Context ctx = make_context(backend, 0, 77);
   Sparse train = create_sparse(ctx.get(), d.train);
@@ -74,6 +78,7 @@ double held_out_rmse(sfac_backend backend, int64_t rank, sfac_dtype dtype) {
   EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_ITERATIONS, 25), SFAC_OK);
   EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_FACTOR_DTYPE, dtype), SFAC_OK);
   EXPECT_EQ(sfac_train_options_set_double(raw, SFAC_OPT_LAMBDA, 0.05), SFAC_OK);
+  EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_DEVICE_MEMORY_LIMIT, memory_limit), SFAC_OK);
   sfac_model* m = nullptr;
   EXPECT_EQ(sfac_train(ctx.get(), train.get(), raw, &m), SFAC_OK) << sfac_last_error();
   Model model(m);
@@ -83,6 +88,14 @@ double held_out_rmse(sfac_backend backend, int64_t rank, sfac_dtype dtype) {
   }
   return rmse;
 }
+
+// The training ratings take 8 bytes each on the device (4.3 MB here) and the rest of the
+// trainer about 3 MB at rank 32: a 4 MB limit leaves room for two buffers of a tenth of the
+// samples, so the samples are streamed through the device in slabs.
+constexpr int64_t kStreamingLimit = int64_t{4} << 20;
+// Deterministic mode cuts a user's ratings by item range too (up to 64 chunks a user), which the
+// trainer budgets for: about 9.4 MB besides the samples here.
+constexpr int64_t kDeterministicStreamingLimit = int64_t{10} << 20;
 
 class CudaSgd : public ::testing::TestWithParam<Case> {
  protected:
@@ -136,6 +149,47 @@ TEST_F(CudaSgdLimits, AMemoryLimitBelowTheDataIsOutOfMemoryAndTheContextStaysUsa
   sfac_model* m = nullptr;
   SFAC_ASSERT_OK(sfac_train(ctx.get(), r.get(), raw, &m));
   sfac_model_destroy(m);
+}
+
+TEST_F(CudaSgdLimits, SamplesStreamedInSlabsReachTheInMemoryError) {
+  for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_FLOAT16}) {
+    const double in_memory = held_out_rmse(SFAC_BACKEND_CUDA, 32, dtype);
+    const double streamed = held_out_rmse(SFAC_BACKEND_CUDA, 32, dtype, kStreamingLimit);
+    EXPECT_LE(streamed, in_memory * 1.02) << "dtype " << dtype;
+    EXPECT_GE(streamed, in_memory * 0.98) << "dtype " << dtype;
+  }
+}
+
+// Deterministic mode runs the same slabs (the grid's diagonals) in the same order whether the
+// samples stay on the device or are streamed: the same model and loss to the last bit.
+TEST_F(CudaSgdLimits, DeterministicTrainingIsTheSameStreamedOrNot) {
+  const Data& d = planted();
+  std::vector<float> factors[2];
+  double losses[2] = {0, 0};
+  for (int streamed : {0, 1}) {
+    Context ctx = make_context(SFAC_BACKEND_CUDA, 0, 5);
+    Sparse train = create_sparse(ctx.get(), d.train);
+    sfac_train_options* raw = nullptr;
+    SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_SGD, &raw));
+    Options o(raw);
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_RANK, 32));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_DETERMINISTIC, 1));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_USE_BIASES, 1));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_DEVICE_MEMORY_LIMIT,
+                                              streamed ? kDeterministicStreamingLimit : 0));
+    sfac_trainer* t = nullptr;
+    SFAC_ASSERT_OK(sfac_trainer_create(ctx.get(), train.get(), raw, &t));
+    Trainer trainer(t);
+    SFAC_ASSERT_OK(sfac_trainer_run(t, 3, nullptr));
+    SFAC_ASSERT_OK(sfac_trainer_get_loss(t, &losses[streamed]));
+    sfac_model* m = nullptr;
+    SFAC_ASSERT_OK(sfac_trainer_get_model(t, &m));
+    Model model(m);
+    factors[streamed].resize(static_cast<size_t>(d.train.rows * 32));
+    SFAC_ASSERT_OK(sfac_model_get_user_factors(m, factors[streamed].data()));
+  }
+  EXPECT_EQ(factors[0], factors[1]);
+  EXPECT_EQ(losses[0], losses[1]);
 }
 
 TEST_F(CudaSgdLimits, RanksAboveTheSupportedOnesAreRejectedWithTheLimit) {

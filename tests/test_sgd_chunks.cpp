@@ -44,33 +44,43 @@ Csr random_csr(int64_t rows, int64_t cols, uint64_t seed) {
 }
 
 sfac::SgdChunks arrange(const Csr& m, int64_t max_chunk, int grid, int64_t workers,
-                        uint64_t seed, float scale = 1.0f) {
+                        uint64_t seed, float scale = 1.0f, int64_t slabs = 1) {
   std::mt19937_64 rng(seed);
   return sfac::arrange_sgd_chunks(m.rows, m.cols, m.offsets.data(), m.indices.data(),
-                                  m.values.data(), scale, max_chunk, grid, workers, rng);
+                                  m.values.data(), scale, max_chunk, grid, workers, slabs, rng);
 }
 
 }  // namespace
 
 TEST(SgdChunks, EverySampleOnceInChunksOfOneUserWithinOnePart) {
   const Csr m = random_csr(300, 170, test_seed());
-  // (grid, workers): grid blocks, or workers' shares.
-  for (auto [grid, workers] : {std::pair(1, 1), std::pair(1, 3), std::pair(1, 16),
-                               std::pair(4, 1), std::pair(7, 1)}) {
+  struct Shape {
+    int grid;
+    int64_t workers, slabs;
+  };
+  // Grid blocks (a slab per diagonal), or workers' shares in one or more slabs.
+  for (const Shape shape : {Shape{1, 1, 1}, Shape{1, 3, 1}, Shape{1, 16, 1}, Shape{1, 5, 4},
+                            Shape{1, 2, 9}, Shape{4, 1, 1}, Shape{7, 1, 1}}) {
     for (int64_t max_chunk : {1, 5, 32}) {
-      SCOPED_TRACE("grid " + std::to_string(grid) + " workers " + std::to_string(workers) +
-                   " max_chunk " + std::to_string(max_chunk));
+      const int grid = shape.grid;
+      SCOPED_TRACE("grid " + std::to_string(grid) + " workers " + std::to_string(shape.workers) +
+                   " slabs " + std::to_string(shape.slabs) + " max_chunk " +
+                   std::to_string(max_chunk));
       const float scale = 2.0f;
-      const sfac::SgdChunks c = arrange(m, max_chunk, grid, workers, test_seed(), scale);
-      const int64_t parts = grid > 1 ? grid * grid : workers;
+      const sfac::SgdChunks c =
+          arrange(m, max_chunk, grid, shape.workers, test_seed(), scale, shape.slabs);
+      const int64_t parts = grid > 1 ? grid : shape.workers;
+      const int64_t slabs = grid > 1 ? grid : shape.slabs;
       ASSERT_EQ(c.grid, grid);
+      ASSERT_EQ(c.parts, parts);
+      ASSERT_EQ(c.slabs(), slabs);
       ASSERT_EQ(c.samples.size(), m.indices.size());
       ASSERT_EQ(c.chunk_begin.size(), c.chunk_user.size() + 1);
       ASSERT_EQ(c.chunk_begin.front(), 0);
       ASSERT_EQ(c.chunk_begin.back(), static_cast<int64_t>(m.indices.size()));
-      ASSERT_EQ(c.part_begin.size(), static_cast<size_t>(parts + 1));
-      ASSERT_EQ(c.part_begin.front(), 0);
-      ASSERT_EQ(c.part_begin.back(), c.chunks());
+      ASSERT_EQ(c.part_begin.size(), static_cast<size_t>(slabs * (parts + 1)));
+      ASSERT_EQ(c.slab_begin.front(), 0);
+      ASSERT_EQ(c.slab_begin.back(), c.chunks());
       // (user, item) -> rating / scale, each exactly once.
       std::map<std::pair<int32_t, int32_t>, float> want, got;
       for (int64_t r = 0; r < m.rows; ++r) {
@@ -78,32 +88,40 @@ TEST(SgdChunks, EverySampleOnceInChunksOfOneUserWithinOnePart) {
           want[{static_cast<int32_t>(r), m.indices[e]}] = m.values[e] / scale;
         }
       }
-      // Per (user, part): the chunk lengths, which must differ by at most one.
+      // Per (user, grid block or worker): the chunk lengths, which must differ by at most one.
       std::map<std::pair<int32_t, int64_t>, std::vector<int64_t>> lengths;
-      std::map<int32_t, int64_t> part_of_user;
+      std::map<int32_t, int64_t> worker_of_user;
       std::vector<int64_t> load(static_cast<size_t>(parts), 0);
-      for (int64_t part = 0; part < parts; ++part) {
-        ASSERT_LE(c.part_begin[part], c.part_begin[part + 1]);
-        for (int64_t k = c.part_begin[part]; k < c.part_begin[part + 1]; ++k) {
-          const int32_t u = c.chunk_user[k];
-          const int64_t len = c.chunk_begin[k + 1] - c.chunk_begin[k];
-          ASSERT_GE(len, 1) << "no empty chunks";
-          ASSERT_LE(len, max_chunk);
-          if (grid > 1) {
-            EXPECT_EQ(u * grid / m.rows, part / grid) << "user range of block " << part;
-          } else {
-            EXPECT_EQ(part_of_user.emplace(u, part).first->second, part)
-                << "user " << u << " in two workers' shares";
-          }
-          lengths[{u, part}].push_back(len);
-          load[part] += len;
-          for (int64_t s = c.chunk_begin[k]; s < c.chunk_begin[k + 1]; ++s) {
-            const sfac::SgdSample x = c.samples[s];
+      for (int64_t slab = 0; slab < slabs; ++slab) {
+        const int64_t* pb = c.slab_parts(slab);
+        ASSERT_EQ(pb[0], c.slab_begin[slab]);
+        ASSERT_EQ(pb[parts], c.slab_begin[slab + 1]);
+        for (int64_t part = 0; part < parts; ++part) {
+          ASSERT_LE(pb[part], pb[part + 1]);
+          // Grid: slab d's part i is block (i, (i + d) mod B).
+          const int64_t block = grid > 1 ? part * grid + (part + slab) % grid : part;
+          for (int64_t k = pb[part]; k < pb[part + 1]; ++k) {
+            const int32_t u = c.chunk_user[k];
+            const int64_t len = c.chunk_begin[k + 1] - c.chunk_begin[k];
+            ASSERT_GE(len, 1) << "no empty chunks";
+            ASSERT_LE(len, max_chunk);
             if (grid > 1) {
-              EXPECT_EQ(int64_t{x.item} * grid / m.cols, part % grid) << "item range of " << part;
+              EXPECT_EQ(u * grid / m.rows, block / grid) << "user range of block " << block;
+            } else {
+              EXPECT_EQ(worker_of_user.emplace(u, part).first->second, part)
+                  << "user " << u << " with two workers";
             }
-            EXPECT_TRUE(got.emplace(std::make_pair(u, x.item), x.rating).second)
-                << "sample (" << u << ", " << x.item << ") twice";
+            lengths[{u, block}].push_back(len);
+            load[part] += len;
+            for (int64_t s = c.chunk_begin[k]; s < c.chunk_begin[k + 1]; ++s) {
+              const sfac::SgdSample x = c.samples[s];
+              if (grid > 1) {
+                EXPECT_EQ(int64_t{x.item} * grid / m.cols, block % grid)
+                    << "item range of block " << block;
+              }
+              EXPECT_TRUE(got.emplace(std::make_pair(u, x.item), x.rating).second)
+                  << "sample (" << u << ", " << x.item << ") twice";
+            }
           }
         }
       }
@@ -124,7 +142,20 @@ TEST(SgdChunks, EverySampleOnceInChunksOfOneUserWithinOnePart) {
           largest = std::max(largest, m.offsets[r + 1] - m.offsets[r]);
         }
         const double mean = static_cast<double>(m.indices.size()) / static_cast<double>(parts);
-        for (int64_t x : load) EXPECT_LE(static_cast<double>(x), mean + static_cast<double>(largest));
+        for (int64_t x : load) {
+          EXPECT_LE(static_cast<double>(x), mean + static_cast<double>(largest));
+        }
+        // A worker's pieces: each within one chunk of an equal share of its samples.
+        for (int64_t w = 0; w < parts; ++w) {
+          for (int64_t slab = 0; slab < slabs; ++slab) {
+            const int64_t* pb = c.slab_parts(slab);
+            const int64_t piece = c.chunk_begin[pb[w + 1]] - c.chunk_begin[pb[w]];
+            EXPECT_LE(std::abs(static_cast<double>(piece) -
+                               static_cast<double>(load[w]) / static_cast<double>(slabs)),
+                      static_cast<double>(max_chunk))
+                << "worker " << w << " slab " << slab;
+          }
+        }
       }
     }
   }

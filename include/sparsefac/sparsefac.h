@@ -451,9 +451,12 @@ typedef enum sfac_option SFAC_ENUM_BASE {
                                  count (SGD then runs conflict-free blocks). Default 0 */
   SFAC_OPT_DEVICE_MEMORY_LIMIT = 9, /* int >= 0; bytes of device memory a CUDA trainer may
                                        hold; less than its data needs is
-                                       SFAC_ERR_OUT_OF_MEMORY at sfac_trainer_create. 0: its
-                                       data plus a quarter of the memory free at its start.
-                                       CPU trainers ignore it. Default 0 */
+                                       SFAC_ERR_OUT_OF_MEMORY at sfac_trainer_create. ALS: 0 =
+                                       its data plus a quarter of the memory free at its start.
+                                       SGD: ratings that do not fit (0 = 90% of the free
+                                       memory) stay on the host and are streamed through the
+                                       device each epoch; the factors must fit. CPU trainers
+                                       ignore it. Default 0 */
   SFAC_OPT_FACTOR_DTYPE = 10,       /* sfac_dtype; how factors are stored while training:
                                        ALS and IALS round a row (to nearest even) to this type
                                        after each solve, and the next half-sweep reads the

@@ -40,9 +40,9 @@ std::vector<int64_t> deal_users(int64_t users, const int64_t* offsets, int64_t w
 
 SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offsets,
                              const int32_t* indices, const float* values, float scale,
-                             int64_t max_chunk, int grid, int64_t workers,
+                             int64_t max_chunk, int grid, int64_t workers, int64_t slabs,
                              std::mt19937_64& rng) {
-  SFAC_REQUIRE(max_chunk >= 1 && grid >= 1 && workers >= 1, SFAC_ERR_INTERNAL,
+  SFAC_REQUIRE(max_chunk >= 1 && grid >= 1 && workers >= 1 && slabs >= 1, SFAC_ERR_INTERNAL,
                "bad SGD chunk arrangement");
   SgdChunks out;
   out.grid = grid;
@@ -82,20 +82,56 @@ SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offset
       e = end;
     }
   }
-  // Pass 2: shuffle each part's chunks and lay the samples out in that order.
+  // Pass 2: shuffle each part's chunks; then the pieces in slab order.
+  for (auto& list : per_part) std::shuffle(list.begin(), list.end(), rng);
+  struct Piece {
+    int64_t part, begin, end;  // chunks [begin, end) of per_part[part]
+  };
+  std::vector<std::vector<Piece>> pieces;  // per slab, per part
+  if (grid > 1) {
+    out.parts = grid;
+    for (int d = 0; d < grid; ++d) {
+      std::vector<Piece> slab;
+      for (int i = 0; i < grid; ++i) {
+        const int64_t part = int64_t{i} * grid + (i + d) % grid;
+        slab.push_back({part, 0, static_cast<int64_t>(per_part[part].size())});
+      }
+      pieces.push_back(std::move(slab));
+    }
+  } else {
+    out.parts = workers;
+    pieces.resize(static_cast<size_t>(slabs));
+    for (int64_t w = 0; w < workers; ++w) {
+      const auto& list = per_part[static_cast<size_t>(w)];
+      int64_t total = 0;
+      for (const Chunk& c : list) total += c.size;
+      // Piece s ends at the first chunk whose running sample count reaches total (s + 1) / S.
+      int64_t at = 0, seen = 0;
+      for (int64_t sl = 0; sl < slabs; ++sl) {
+        const int64_t begin = at;
+        const int64_t goal = total * (sl + 1) / slabs;
+        while (at < static_cast<int64_t>(list.size()) && seen < goal) seen += list[at++].size;
+        pieces[static_cast<size_t>(sl)].push_back({w, begin, at});
+      }
+    }
+  }
   out.samples.reserve(staged.size());
   out.chunk_begin.push_back(0);
-  out.part_begin.push_back(0);
-  for (auto& list : per_part) {
-    std::shuffle(list.begin(), list.end(), rng);
-    for (const Chunk& c : list) {
-      out.samples.insert(out.samples.end(), staged.begin() + c.begin,
-                         staged.begin() + c.begin + c.size);
-      out.chunk_begin.push_back(static_cast<int64_t>(out.samples.size()));
-      out.chunk_user.push_back(c.user);
+  out.slab_begin.push_back(0);
+  for (const auto& slab : pieces) {
+    for (const Piece& piece : slab) {
+      out.part_begin.push_back(out.chunks());
+      const auto& list = per_part[static_cast<size_t>(piece.part)];
+      for (int64_t n = piece.begin; n < piece.end; ++n) {
+        const Chunk& c = list[static_cast<size_t>(n)];
+        out.samples.insert(out.samples.end(), staged.begin() + c.begin,
+                           staged.begin() + c.begin + c.size);
+        out.chunk_begin.push_back(static_cast<int64_t>(out.samples.size()));
+        out.chunk_user.push_back(c.user);
+      }
     }
     out.part_begin.push_back(out.chunks());
-    std::vector<Chunk>().swap(list);
+    out.slab_begin.push_back(out.chunks());
   }
   return out;
 }

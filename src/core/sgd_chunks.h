@@ -8,6 +8,12 @@
 // ranges (B > 1) instead keeps every chunk inside one block and stores the chunks block by
 // block, so that blocks sharing no range can run at the same time without conflicts (the
 // deterministic schedule).
+//
+// The chunks are stored slab by slab: a slab is what one kernel launch runs, one part per worker.
+// Grid: slab d is diagonal d of the grid, its parts the blocks (i, (i + d) mod B), which share no
+// user and no item range. Workers: slab s holds the s-th of S near-equal pieces of every worker's
+// chunks (S = 1 when the samples fit the device; more to stream them through it), so a user
+// stays with one worker in every slab. Each slab's samples are one contiguous stretch.
 #pragma once
 
 #include <cstdint>
@@ -25,23 +31,31 @@ struct SgdChunks {
   std::vector<SgdSample> samples;     // chunk by chunk
   std::vector<int64_t> chunk_begin;   // chunks + 1 offsets into samples
   std::vector<int32_t> chunk_user;    // the user of each chunk
-  // The chunks stored part by part: part i * B + j is grid block (i, j) when grid > 1, else
-  // part w is worker w's chunks. parts + 1 offsets into the chunks.
+  std::vector<int64_t> slab_begin;    // slabs + 1 offsets into the chunks
+  // Per slab, parts + 1 offsets into the chunks (absolute): slab s's part w is chunks
+  // [part_begin[s * (parts + 1) + w], part_begin[s * (parts + 1) + w + 1]).
   std::vector<int64_t> part_begin;
+  int64_t parts = 1;  // per slab: workers, or the grid's size
   int grid = 1;
 
   int64_t chunks() const { return static_cast<int64_t>(chunk_user.size()); }
+  int64_t slabs() const { return static_cast<int64_t>(slab_begin.size()) - 1; }
+  const int64_t* slab_parts(int64_t slab) const { return part_begin.data() + slab * (parts + 1); }
+  // The slab's samples [first, end).
+  int64_t slab_first_sample(int64_t slab) const { return chunk_begin[slab_begin[slab]]; }
+  int64_t slab_end_sample(int64_t slab) const { return chunk_begin[slab_begin[slab + 1]]; }
 };
 
 // The chunks of a CSR matrix (users x items), values divided by `scale`. A user's ratings within
 // one grid block are shuffled and cut into ceil(n / max_chunk) chunks of near-equal length;
-// the chunks of each part are then shuffled. grid > 1: the parts are the grid's blocks;
-// grid = 1: the parts are `workers` workers' shares, users dealt largest first to the worker
-// with the fewest ratings so far. Everything is drawn from `rng`, so one seed gives one
-// arrangement.
+// the chunks of each part are then shuffled. grid > 1: the parts are the grid's blocks, a slab
+// per diagonal; grid = 1: `workers` workers' shares (users dealt largest first to the worker
+// with the fewest ratings so far), each cut into `slabs` pieces of near-equal sample counts.
+// Everything is drawn from `rng`, so one seed gives one arrangement.
 SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offsets,
                              const int32_t* indices, const float* values, float scale,
-                             int64_t max_chunk, int grid, int64_t workers, std::mt19937_64& rng);
+                             int64_t max_chunk, int grid, int64_t workers, int64_t slabs,
+                             std::mt19937_64& rng);
 
 // The divisor of the ratings in SGD's training units (cuMF_SGD's parameter scaling): their
 // standard deviation, at least 1e-4, so one learning rate fits any rating range. Summed in

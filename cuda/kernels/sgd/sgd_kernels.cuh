@@ -30,24 +30,25 @@ struct SgdModel {
   float global_mean;  // 0 without biases
 };
 
-// The samples in chunk order (core/sgd_chunks.h), on the device.
+// The chunks of one slab or more (core/sgd_chunks.h) on the device: chunk_begin and chunk_user
+// for every chunk; `samples` holds samples [sample_base, ...) (a slab streamed into a buffer, or
+// all of them with sample_base 0).
 struct SgdChunkView {
   const SgdSample* samples;
+  int64_t sample_base;
   const int64_t* chunk_begin;  // chunks + 1
   const int32_t* chunk_user;
   int64_t chunks;
 };
 
-// Which chunks each worker (a warp) runs in one launch; part_begin is SgdChunks::part_begin.
-// Hogwild (grid 1): worker w runs part w, starting `rotation` chunks into it and wrapping
-// around, so that an epoch pairs different chunks in time than the one before. Grid diagonal
-// (grid > 1): worker i runs part (block) i * grid + (i + diagonal) mod grid, whole and in order;
-// the blocks of one diagonal share no user and no item.
+// One launch of the update kernel: worker w runs chunks [part_begin[w], part_begin[w + 1]) (a
+// slab's parts, SgdChunks::slab_parts), starting `rotation` chunks in and wrapping around, so
+// that an epoch pairs different chunks in time than the one before (0 keeps the stored order:
+// the deterministic grid).
 struct SgdSchedule {
   int64_t workers;
   const int64_t* part_begin;
   uint64_t rotation = 0;
-  int grid = 1, diagonal = 0;
 };
 
 struct SgdStep {
@@ -69,9 +70,10 @@ void launch_sgd_update(const SgdModel& model, const SgdChunkView& chunks,
 // host in block order, so the same model always gives the same bits) ----
 
 int sgd_objective_blocks();
-// Per block: the sum over the samples of (r - prediction)^2, in training units.
-void launch_sgd_squared_errors(const SgdModel& model, const SgdChunkView& chunks,
-                               double* partials, cudaStream_t stream);
+// Per block: the sum over the samples of chunks [first, end) of (r - prediction)^2, in training
+// units.
+void launch_sgd_squared_errors(const SgdModel& model, const SgdChunkView& chunks, int64_t first,
+                               int64_t end, double* partials, cudaStream_t stream);
 // Per block: sum over the n rows of count[r] |row r|^2 (the per-sample regularization of
 // Eq. 3 summed over the samples).
 void launch_sgd_weighted_norms(sfac_dtype dtype, const void* rows, int64_t n, int64_t stride,

@@ -43,17 +43,18 @@ __device__ double row_dot(const T* x, const T* y, int64_t stride, int lane) {
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    squared_errors_kernel(SgdModel m, SgdChunkView c, double* partials) {
+    squared_errors_kernel(SgdModel m, SgdChunkView c, int64_t first, int64_t end,
+                          double* partials) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const T* users = static_cast<const T*>(m.users);
   const T* items = static_cast<const T*>(m.items);
   double sum = 0.0;
-  for (int64_t chunk = blockIdx.x * int64_t{kWarps} + warp; chunk < c.chunks;
+  for (int64_t chunk = first + blockIdx.x * int64_t{kWarps} + warp; chunk < end;
        chunk += int64_t{gridDim.x} * kWarps) {
     const int32_t u = c.chunk_user[chunk];
     const T* p = users + int64_t{u} * m.stride;
     for (int64_t s = c.chunk_begin[chunk]; s < c.chunk_begin[chunk + 1]; ++s) {
-      const SgdSample x = c.samples[s];
+      const SgdSample x = c.samples[s - c.sample_base];
       double pred = row_dot(p, items + int64_t{x.item} * m.stride, m.stride, lane);
       if (m.user_bias) pred += double{m.global_mean} + m.user_bias[u] + m.item_bias[x.item];
       const double e = double{x.rating} - pred;
@@ -103,10 +104,11 @@ __global__ void __launch_bounds__(kThreads)
 
 int sgd_objective_blocks() { return kBlocks; }
 
-void launch_sgd_squared_errors(const SgdModel& model, const SgdChunkView& chunks,
-                               double* partials, cudaStream_t stream) {
+void launch_sgd_squared_errors(const SgdModel& model, const SgdChunkView& chunks, int64_t first,
+                               int64_t end, double* partials, cudaStream_t stream) {
   sgd_with_storage(model.dtype, [&](auto tag) {
-    squared_errors_kernel<decltype(tag)><<<kBlocks, kThreads, 0, stream>>>(model, chunks, partials);
+    squared_errors_kernel<decltype(tag)>
+        <<<kBlocks, kThreads, 0, stream>>>(model, chunks, first, end, partials);
     SFAC_CUDA_CHECK_LAUNCH();
   });
 }

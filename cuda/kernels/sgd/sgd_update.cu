@@ -23,13 +23,6 @@ constexpr int kMaxVectors = 16;
 // enough registers for four rows (this, the next item's, the user's and the next user's).
 constexpr int kLaneEntries = 8;
 
-// Part (SgdChunks::part_begin index) of a worker.
-__device__ int64_t part_of(const SgdSchedule& s, int64_t worker) {
-  if (s.grid <= 1) return worker;
-  const int i = static_cast<int>(worker);
-  return int64_t{i} * s.grid + (i + s.diagonal) % s.grid;
-}
-
 __device__ SgdSample load_sample(const SgdSample* at) {
   const int2 raw = __ldg(reinterpret_cast<const int2*>(at));
   return {raw.x, __int_as_float(raw.y)};
@@ -65,11 +58,11 @@ __global__ void __launch_bounds__(kThreads)
   // The part's chunks [k0, k1) and samples [s0, s1); the walk starts at chunk `k`.
   int64_t k0 = 0, k1 = 0, k = 0;
   if (has_work) {
-    const int64_t part = part_of(s, worker);
-    k0 = s.part_begin[part];
-    k1 = s.part_begin[part + 1];
-    k = s.grid <= 1 && k1 > k0 ? k0 + static_cast<int64_t>(s.rotation % (k1 - k0)) : k0;
+    k0 = s.part_begin[worker];
+    k1 = s.part_begin[worker + 1];
+    k = k1 > k0 ? k0 + static_cast<int64_t>(s.rotation % (k1 - k0)) : k0;
   }
+  const SgdSample* samples = c.samples - c.sample_base;
   const int64_t s0 = has_work ? c.chunk_begin[k0] : 0, s1 = has_work ? c.chunk_begin[k1] : 0;
   const int64_t n = s1 - s0;
   int64_t steps = n;
@@ -100,8 +93,8 @@ __global__ void __launch_bounds__(kThreads)
   // The samples at `at` (this step) and `at_next`, and this step's item row.
   SgdSample cur{0, 0.0f}, nxt{0, 0.0f};
   int64_t at_next = after(at);
-  if (n > 0) cur = load_sample(c.samples + at);
-  if (n > 1) nxt = load_sample(c.samples + at_next);
+  if (n > 0) cur = load_sample(samples + at);
+  if (n > 1) nxt = load_sample(samples + at_next);
   float q[J][W];
   sgd_load_row<T, J, L>(items + int64_t{cur.item} * m.stride, m.stride, gl, q);
   float bi = biases ? __ldcg(m.item_bias + cur.item) : 0.0f;
@@ -117,7 +110,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     const int64_t at_after = after(at_next);
     SgdSample nxt2{0, 0.0f};
-    if (t + 2 < n) nxt2 = load_sample(c.samples + at_after);
+    if (t + 2 < n) nxt2 = load_sample(samples + at_after);
 
     float dot = 0.0f;
 #pragma unroll
