@@ -42,9 +42,6 @@ std::unique_ptr<Trainer> CpuBackend::make_trainer(const SparseMatrix& ratings,
                                                   const TrainOptions& options, uint64_t seed) {
   const auto& cpu_ratings = dynamic_cast<const CpuSparseMatrix&>(ratings);
   if (options.algorithm == SFAC_ALGO_SGD) {
-    SFAC_REQUIRE(options.factor_dtype == SFAC_DTYPE_FLOAT32, SFAC_ERR_UNSUPPORTED,
-                 "SFAC_OPT_FACTOR_DTYPE: SGD on the CPU trains float32 factors; 16-bit storage "
-                 "is for ALS and IALS here, and for SGD on a CUDA context");
     return make_sgd_trainer(cpu_ratings, options, seed, num_threads_);
   }
   return make_als_trainer(cpu_ratings, options, seed, num_threads_);

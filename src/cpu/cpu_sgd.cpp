@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/factor_init.h"
+#include "core/factor_storage.h"
 #include "core/sgd_chunks.h"
 #include "cpu/sgd_grid.h"
 #include "host/simd_kernels.h"
@@ -27,6 +28,7 @@ struct SweepArgs {
   float* item_bias;
   int64_t rank;
   float gamma, lp, lq, global_mean;
+  sfac_dtype storage;  // rows rounded to it after each update (16-bit factor storage)
 };
 
 // How far ahead the sweep prefetches the factor rows of upcoming samples: the rows are random
@@ -58,6 +60,10 @@ SFAC_ALWAYS_INLINE void sweep(const SweepArgs& a, int64_t begin, int64_t end) {
       bi += a.gamma * (e - a.lq * bi);
     } else {
       host::simd::sgd_step<K>(p, q, x.rating, 0.0f, a.gamma, a.lp, a.lq, k);
+    }
+    if (a.storage != SFAC_DTYPE_FLOAT32) {
+      round_to_storage(p, a.rank, a.storage);
+      round_to_storage(q, a.rank, a.storage);
     }
   }
 }
@@ -142,6 +148,8 @@ class CpuSgdTrainer final : public Trainer {
                  user_id_, rank_);
     q_ = permute(initial_factors(seed, FactorSide::items, items_, rank_, rank_, options.init_scale),
                  item_id_, rank_);
+    round_to_storage(p_, options.factor_dtype);
+    round_to_storage(q_, options.factor_dtype);
     if (biases_) {
       user_bias_ = initial_biases(users_);
       item_bias_ = initial_biases(items_);
@@ -162,6 +170,7 @@ class CpuSgdTrainer final : public Trainer {
     args.lp = static_cast<float>(options_.lambda_user) / scale_;
     args.lq = static_cast<float>(options_.lambda_item) / scale_;
     args.global_mean = global_mean_;
+    args.storage = options_.factor_dtype;
     const int b = grid_.size();
     auto run_block = [&](int block) {
       sweep_samples(args, block_offsets_[block], block_offsets_[block + 1]);
