@@ -460,15 +460,16 @@ typedef enum sfac_option SFAC_ENUM_BASE {
   SFAC_OPT_FACTOR_DTYPE = 10,       /* sfac_dtype; how factors are stored while training:
                                        ALS and IALS round a row (to nearest even) to this type
                                        after each solve, and the next half-sweep reads the
-                                       rounded values; SGD on a CUDA context stores every
-                                       updated row rounded (a user's row once per run of its
-                                       ratings). 16-bit storage halves the bytes the CUDA
+                                       rounded values; SGD stores every updated row rounded (on a
+                                       CUDA context a user's row once per run of its ratings,
+                                       held as float in between). 16-bit storage halves the bytes
+                                       the CUDA
                                        trainers move and lets ALS form the normal equations on
                                        16-bit tensor cores; arithmetic stays float32. Models keep
-                                       float factors (the rounded values). FLOAT16 needs
-                                       |factors| < 65504 (larger is a non-finite model, as any
-                                       divergence). SGD on the CPU answers SFAC_ERR_UNSUPPORTED
-                                       for other than FLOAT32. Default SFAC_DTYPE_FLOAT32 */
+                                       float factors (the rounded values; SGD's times the square
+                                       root of its rating scale). FLOAT16 needs |factors| < 65504
+                                       (larger is a non-finite model, as any divergence).
+                                       Default SFAC_DTYPE_FLOAT32 */
 
   SFAC_OPT_ALS_REGULARIZATION = 100, /* sfac_regularization. Default SFAC_REG_WEIGHTED (ALS),
                                         SFAC_REG_PLAIN (IALS) */
