@@ -43,11 +43,16 @@
 
 #include "bench_check.h"
 #include "bench_flags.h"
+#include "bench_training.h"
 #include "sparsefac/sparsefac.h"
 
 namespace {
 
 using bench::check;
+using bench::copy_to;
+using bench::median;
+using bench::number;
+using bench::utc_now;
 
 struct Case {
   const char* name;
@@ -77,12 +82,6 @@ const char* kUsage =
 [[noreturn]] void usage_error(const char* program, const std::string& why) {
   std::fprintf(stderr, "%s: %s\nusage: %s %s\n", program, why.c_str(), program, kUsage);
   std::exit(2);
-}
-
-double median(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  const size_t h = t.size() / 2;
-  return t.size() % 2 ? t[h] : 0.5 * (t[h - 1] + t[h]);
 }
 
 // What one backend gave for one (case, rank).
@@ -131,52 +130,6 @@ Result time_backend(sfac_context* ctx, const sfac_sparse* ratings,
   return r;
 }
 
-// The ratings of a case on the CPU context: `target` nonzeros as nearly as the generator gives
-// them (duplicate draws, and for implicit data the kept third, make it fall short; one retry
-// with proportionally more draws when it is more than 2% short).
-sfac_sparse* synthesize(sfac_context* cpu, const Case& c, int64_t users, int64_t items,
-                        int64_t target, double skew, int* runs) {
-  int64_t request = target;
-  for (int attempt = 0;; ++attempt) {
-    *runs = attempt + 1;
-    sfac_sparse* ratings = nullptr;
-    check(sfac_synthesize_ratings(cpu, c.feedback, users, items, request, kPlantedRank, kNoise,
-                                  skew, &ratings, nullptr, nullptr),
-          "synthesize ratings");
-    int64_t got = 0;
-    check(sfac_sparse_get_shape(ratings, nullptr, nullptr, &got), "shape");
-    if (attempt == 1 || got >= target - target / 50 || got == 0 || request == users * items) {
-      return ratings;
-    }
-    sfac_sparse_destroy(ratings);
-    const double more =
-        static_cast<double>(request) * static_cast<double>(target) / static_cast<double>(got);
-    request = std::min(users * items, static_cast<int64_t>(std::llround(more)));
-  }
-}
-
-// A copy of `ratings` in `ctx` (through host CSR; the host arrays are freed on return).
-sfac_sparse* copy_to(sfac_context* ctx, const sfac_sparse* ratings) {
-  int64_t rows = 0, cols = 0, nnz = 0;
-  check(sfac_sparse_get_shape(ratings, &rows, &cols, &nnz), "shape");
-  std::vector<int64_t> offsets(static_cast<size_t>(rows) + 1);
-  std::vector<int32_t> columns(static_cast<size_t>(nnz));
-  std::vector<float> values(static_cast<size_t>(nnz));
-  check(sfac_sparse_download_csr(ratings, offsets.data(), columns.data(), values.data()),
-        "download CSR");
-  sfac_sparse* out = nullptr;
-  check(sfac_sparse_create_csr(ctx, rows, cols, offsets.data(), columns.data(), values.data(),
-                               SFAC_SPARSE_DEFAULT, &out),
-        "upload CSR to the CUDA context");
-  return out;
-}
-
-std::string number(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
-
 std::string describe_options(const sfac_train_options* o, sfac_algorithm algorithm) {
   auto get_i = [o](sfac_option opt) {
     int64_t v = 0;
@@ -208,15 +161,6 @@ std::string describe_options(const sfac_train_options* o, sfac_algorithm algorit
       get_i(SFAC_OPT_FACTOR_DTYPE) == SFAC_DTYPE_FLOAT16    ? "float16"
       : get_i(SFAC_OPT_FACTOR_DTYPE) == SFAC_DTYPE_BFLOAT16 ? "bfloat16"
                                                              : "float32");
-  return buf;
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
   return buf;
 }
 
@@ -302,7 +246,8 @@ int main(int argc, char** argv) {
 
     const auto s0 = std::chrono::steady_clock::now();
     int runs = 0;
-    sfac_sparse* ratings = synthesize(cpu, *c, users, items, target, skew, &runs);
+    sfac_sparse* ratings = bench::synthesize(cpu, c->feedback, users, items, target, kPlantedRank,
+                                             kNoise, skew, &runs);
     int64_t nnz = 0;
     check(sfac_sparse_get_shape(ratings, nullptr, nullptr, &nnz), "shape");
     sfac_sparse* gpu_ratings = gpu ? copy_to(gpu, ratings) : nullptr;

@@ -52,11 +52,16 @@
 
 #include "bench_check.h"
 #include "bench_flags.h"
+#include "bench_training.h"
 #include "sparsefac/sparsefac.h"
 
 namespace {
 
 using bench::check;
+using bench::copy_to;
+using bench::median;
+using bench::number;
+using bench::utc_now;
 
 struct Case {
   const char* name;
@@ -105,13 +110,6 @@ double non_negative(bench::Flags& flags, const char* program, const char* name, 
   return x;
 }
 
-double median(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  const size_t h = t.size() / 2;
-  return t.size() % 2 ? t[h] : 0.5 * (t[h - 1] + t[h]);
-}
-
-// What one backend gave for one (case, rank).
 struct Result {
   bool ran = false;
   std::string note;  // why it did not run (or stopped)
@@ -183,46 +181,6 @@ Reach reach(const Result& r, double target) {
   return out;
 }
 
-// The ratings of a case on the CPU context: `target` nonzeros as nearly as the generator gives
-// them (duplicate draws make it fall short; one retry with proportionally more draws when it is
-// more than 2% short).
-sfac_sparse* synthesize(sfac_context* cpu, int64_t users, int64_t items, int64_t target,
-                        double skew, int* runs) {
-  int64_t request = target;
-  for (int attempt = 0;; ++attempt) {
-    *runs = attempt + 1;
-    sfac_sparse* ratings = nullptr;
-    check(sfac_synthesize_ratings(cpu, SFAC_FEEDBACK_EXPLICIT, users, items, request, kPlantedRank,
-                                  kNoise, skew, &ratings, nullptr, nullptr),
-          "synthesize ratings");
-    int64_t got = 0;
-    check(sfac_sparse_get_shape(ratings, nullptr, nullptr, &got), "shape");
-    if (attempt == 1 || got >= target - target / 50 || got == 0 || request == users * items) {
-      return ratings;
-    }
-    sfac_sparse_destroy(ratings);
-    const double more =
-        static_cast<double>(request) * static_cast<double>(target) / static_cast<double>(got);
-    request = std::min(users * items, static_cast<int64_t>(std::llround(more)));
-  }
-}
-
-// A copy of `ratings` in `ctx` (through host CSR; the host arrays are freed on return).
-sfac_sparse* copy_to(sfac_context* ctx, const sfac_sparse* ratings) {
-  int64_t rows = 0, cols = 0, nnz = 0;
-  check(sfac_sparse_get_shape(ratings, &rows, &cols, &nnz), "shape");
-  std::vector<int64_t> offsets(static_cast<size_t>(rows) + 1);
-  std::vector<int32_t> columns(static_cast<size_t>(nnz));
-  std::vector<float> values(static_cast<size_t>(nnz));
-  check(sfac_sparse_download_csr(ratings, offsets.data(), columns.data(), values.data()),
-        "download CSR");
-  sfac_sparse* out = nullptr;
-  check(sfac_sparse_create_csr(ctx, rows, cols, offsets.data(), columns.data(), values.data(),
-                               SFAC_SPARSE_DEFAULT, &out),
-        "upload CSR to the CUDA context");
-  return out;
-}
-
 std::vector<float> values_of(const sfac_sparse* m) {
   int64_t nnz = 0;
   check(sfac_sparse_get_shape(m, nullptr, nullptr, &nnz), "shape");
@@ -241,12 +199,6 @@ double mean_predictor_rmse(const sfac_sparse* train, const sfac_sparse* test, do
   double sq = 0.0;
   for (const float x : h) sq += (x - *mean) * (x - *mean);
   return h.empty() ? NAN : std::sqrt(sq / static_cast<double>(h.size()));
-}
-
-std::string number(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
 }
 
 std::string describe_options(const sfac_train_options* o, int64_t memory_limit) {
@@ -272,15 +224,6 @@ std::string describe_options(const sfac_train_options* o, int64_t memory_limit) 
                 static_cast<long long>(get_i(SFAC_OPT_DETERMINISTIC)),
                 static_cast<long long>(memory_limit),
                 memory_limit == 0 ? " (data + a quarter of the free memory)" : " bytes");
-  return buf;
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
   return buf;
 }
 
@@ -374,7 +317,8 @@ int main(int argc, char** argv) {
 
     const auto s0 = std::chrono::steady_clock::now();
     int runs = 0;
-    sfac_sparse* ratings = synthesize(cpu, users, items, target, skew, &runs);
+    sfac_sparse* ratings = bench::synthesize(cpu, SFAC_FEEDBACK_EXPLICIT, users, items, target,
+                                             kPlantedRank, kNoise, skew, &runs);
     sfac_sparse *train = nullptr, *test = nullptr;
     check(sfac_split_random(ratings, kTestFraction, seed, &train, &test), "split");
     sfac_sparse_destroy(ratings);
