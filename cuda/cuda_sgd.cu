@@ -143,7 +143,8 @@ class CudaSgdTrainer final : public Trainer {
     const int64_t slabs = plan_slabs();
     SgdChunks chunks = arrange_sgd_chunks(users_, items_, offsets.data(), indices.data(),
                                           values.data(), scale_, kMaxChunk, grid_,
-                                          grid_ > 1 ? 1 : workers_, slabs, rng_);
+                                          grid_ > 1 ? 1 : workers_, slabs, rng_,
+                                          backend_->num_threads());
     std::vector<int32_t> user_count(static_cast<size_t>(users_)), item_count(items_, 0);
     for (int64_t u = 0; u < users_; ++u) {
       user_count[u] = static_cast<int32_t>(offsets[u + 1] - offsets[u]);

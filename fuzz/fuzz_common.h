@@ -1,6 +1,8 @@
 // Shared by the libFuzzer targets: one CPU context for the whole run (created on first use), with
-// a host memory budget so that a declared shape cannot make the fuzzer itself run out of memory,
-// and a per-process scratch file for the targets that read files.
+// a host memory budget so that a declared shape cannot make the fuzzer itself run out of memory
+// or time (a matrix of a few million empty rows is valid, but its per-row work under coverage
+// instrumentation passes the 10 s timeout), and a per-process scratch file for the targets that
+// read files.
 #pragma once
 
 #include <unistd.h>
@@ -18,7 +20,7 @@ inline sfac_context* context() {
   static sfac_context* ctx = [] {
     sfac_context* c = nullptr;
     if (sfac_context_create(SFAC_BACKEND_CPU, 0, 1, 7, &c) != SFAC_OK) std::abort();
-    if (sfac_context_set_memory_limit(c, int64_t{256} << 20) != SFAC_OK) std::abort();
+    if (sfac_context_set_memory_limit(c, int64_t{16} << 20) != SFAC_OK) std::abort();
     return c;
   }();
   return ctx;

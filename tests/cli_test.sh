@@ -206,7 +206,11 @@ run 1 "unknown algorithm" train xyz train.txt -o x.sfm
 run 1 "missing -o" train als train.txt
 run 1 "--alpha with als" train als train.txt -o x.sfm --alpha 3
 run 1 "--lr with als" train als train.txt -o x.sfm --lr 0.1
-run 1 "--factor-dtype with sgd" train sgd train.txt -o x.sfm --factor-dtype float16
+run 0 "--factor-dtype with sgd" train sgd train.txt -o sgd16.sfm --factor-dtype float16 --no-scale --iters 2
+run 1 "--workers with als" train als train.txt -o x.sfm --workers 4
+run 1 "--workers -1" train sgd train.txt -o x.sfm --workers -1
+check "--workers -1: names the option" has "workers" err
+run 0 "--workers 64 (a CUDA setting; the CPU trains)" train sgd train.txt -o sgd64.sfm --workers 64 --iters 2
 run 1 "--factor-dtype float64" train als train.txt -o x.sfm --factor-dtype float64
 run 1 "--holdout 1.5" train sgd train.txt -o x.sfm --holdout 1.5
 run 1 "--holdout with --validation" train sgd train.txt -o x.sfm --holdout 0.1 --validation test.txt

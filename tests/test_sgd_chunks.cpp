@@ -44,10 +44,11 @@ Csr random_csr(int64_t rows, int64_t cols, uint64_t seed) {
 }
 
 sfac::SgdChunks arrange(const Csr& m, int64_t max_chunk, int grid, int64_t workers,
-                        uint64_t seed, float scale = 1.0f, int64_t slabs = 1) {
+                        uint64_t seed, float scale = 1.0f, int64_t slabs = 1, int threads = 2) {
   std::mt19937_64 rng(seed);
   return sfac::arrange_sgd_chunks(m.rows, m.cols, m.offsets.data(), m.indices.data(),
-                                  m.values.data(), scale, max_chunk, grid, workers, slabs, rng);
+                                  m.values.data(), scale, max_chunk, grid, workers, slabs, rng,
+                                  threads);
 }
 
 }  // namespace
@@ -161,7 +162,7 @@ TEST(SgdChunks, EverySampleOnceInChunksOfOneUserWithinOnePart) {
   }
 }
 
-TEST(SgdChunks, OneSeedGivesOneOrderAndAnotherSeedAnother) {
+TEST(SgdChunks, OneSeedGivesOneOrderOnAnyThreadCountAndAnotherSeedAnother) {
   const Csr m = random_csr(200, 90, test_seed());
   const sfac::SgdChunks a = arrange(m, 8, 1, 1, 11), b = arrange(m, 8, 1, 1, 11),
                         c = arrange(m, 8, 1, 1, 12);
@@ -176,6 +177,10 @@ TEST(SgdChunks, OneSeedGivesOneOrderAndAnotherSeedAnother) {
   };
   EXPECT_EQ(key(a), key(b));
   EXPECT_NE(key(a), key(c));
+  // The thread count does not change it.
+  for (int threads : {1, 3, 8}) {
+    EXPECT_EQ(key(arrange(m, 8, 1, 1, 11, 1.0f, 1, threads)), key(a)) << threads << " threads";
+  }
   // The chunks are not left in user order.
   EXPECT_FALSE(std::is_sorted(a.chunk_user.begin(), a.chunk_user.end()));
 }

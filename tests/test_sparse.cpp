@@ -167,6 +167,11 @@ TEST(Sparse, EmptyMatricesAndEmptyRowsAreValid) {
   // Rows 0, 2 and 4 empty.
   const Coo holes{5, 4, {3, 1, 3}, {0, 2, 3}, {1.5f, -2.0f, 3.0f}};
   expect_matches(create_sparse(ctx.get(), holes).get(), holes);
+  // Far more rows than entries (the COO download then bisects the row offsets), first and last
+  // rows included.
+  const Coo sparse_rows{100000, 3, {99999, 0, 51234, 51234, 7}, {1, 2, 0, 2, 1},
+                        {1.0f, 2.0f, 3.0f, 4.0f, 5.0f}};
+  expect_matches(create_sparse(ctx.get(), sparse_rows).get(), sparse_rows);
 }
 
 TEST(Sparse, DuplicatesAreAnErrorByDefaultAndSummedOnRequest) {

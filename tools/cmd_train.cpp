@@ -24,7 +24,7 @@ struct TrainCommand {
   ReadOptions read;
   std::string algorithm, input, output, validation, solver, regularization, factor_dtype,
       progress = "auto";
-  int rank = 32, iterations = 15, cg_steps = 3;
+  int rank = 32, iterations = 15, cg_steps = 3, workers = 0;
   double lambda = 0.05, alpha = 40.0, learning_rate = 0.08, decay = 0.3, holdout = 0.0;
   bool biases = false, no_scale = false, deterministic = false, force = false;
 };
@@ -39,10 +39,10 @@ constexpr Restriction kRestrictions[] = {
     {"--lr", "sgd"},
     {"--decay", "sgd"},
     {"--no-scale", "sgd"},
+    {"--workers", "sgd"},  // the CUDA trainer's; the CPU runs one worker per thread
     {"--solver", "als/ials"},
     {"--cg-steps", "als/ials"},
     {"--regularization", "als/ials"},
-    {"--factor-dtype", "als/ials"},
     {"--biases", "als/sgd"},
 };
 
@@ -161,6 +161,9 @@ TrainOptions make_options(const CLI::App& cmd, const TrainCommand& o) {
     SFAC_CLI_CHECK(sfac_train_options_set_double(raw, SFAC_OPT_SGD_DECAY, o.decay));
   }
   if (o.no_scale) SFAC_CLI_CHECK(sfac_train_options_set_int(raw, SFAC_OPT_SGD_SCALE_RATINGS, 0));
+  if (given("--workers")) {
+    SFAC_CLI_CHECK(sfac_train_options_set_int(raw, SFAC_OPT_SGD_WORKERS, o.workers));
+  }
   if (o.deterministic) SFAC_CLI_CHECK(sfac_train_options_set_int(raw, SFAC_OPT_DETERMINISTIC, 1));
   return options;
 }
@@ -358,8 +361,8 @@ void register_train(CLI::App& app) {
                   "als/ials: plain or weighted lambda (default weighted for als, plain for ials)")
       ->check(CLI::IsMember({"plain", "weighted"}));
   cmd->add_option("--factor-dtype", o->factor_dtype,
-                  "als/ials: factor storage between solves: float32, float16 or bfloat16 "
-                  "(default float32; 16-bit is faster on a GPU)")
+                  "Factor storage while training: float32, float16 or bfloat16 (default "
+                  "float32; 16-bit is faster on a GPU)")
       ->check(CLI::IsMember({"float32", "float16", "bfloat16"}));
   cmd->add_flag("--biases", o->biases, "als/sgd: learn a global mean and user and item biases");
   cmd->add_option("--lr", o->learning_rate, "sgd: learning rate alpha (default 0.08)")
@@ -368,6 +371,10 @@ void register_train(CLI::App& app) {
                   "sgd: beta of the schedule alpha / (1 + beta t^1.5) (default 0.3)")
       ->check(non_negative_number());
   cmd->add_flag("--no-scale", o->no_scale, "sgd: train on raw ratings, not ratings / stddev");
+  cmd->add_option("--workers", o->workers,
+                  "sgd: workers updating at once on a CUDA device (default 0 = as many as fit; "
+                  "more are faster but lose more updates; the CPU runs one per thread)")
+      ->check(CLI::Range(0, 1 << 24));
   cmd->add_flag("--deterministic", o->deterministic,
                 "Bit-reproducible results for a fixed seed and thread count");
   CLI::Option* validation =

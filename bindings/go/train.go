@@ -52,8 +52,8 @@ type EpochInfo struct {
 // ALS. Only Rank, CGSteps, LearningRate and InitScale have zero outside their range. So
 // TrainOptions{} is rejected (StatusInvalidArgument, "TrainOptions.Rank: ... = 0 ..."), and a
 // rejected zero field names DefaultTrainOptions in the message; a literal that sets those four
-// trains with zeros everywhere else, which is rarely what was meant. FactorDType is the one
-// field whose zero is the library default (Float32).
+// trains with zeros everywhere else, which is rarely what was meant. FactorDType and Workers
+// are the fields whose zero is the library default (Float32 and automatic).
 type TrainOptions struct {
 	Algorithm      Algorithm
 	Rank           int
@@ -70,12 +70,18 @@ type TrainOptions struct {
 	LearningRate   float64 // SGD
 	Decay          float64 // SGD
 	ScaleRatings   bool    // SGD
-	// FactorDType is how ALS and IALS store the factors between solves. Float16 or BFloat16
-	// round each solved row to that type, and the next half-sweep reads the rounded values
-	// (arithmetic stays float32; a CUDA trainer moves half the bytes and uses 16-bit tensor
-	// cores); the model's factors are the rounded values. The zero value, Float32, is the
-	// default. SGD trains Float32 only: Train answers StatusUnsupported otherwise.
+	// FactorDType is how the factors are stored while training, for every algorithm and
+	// backend. With Float16 or BFloat16, ALS and IALS round each solved row to that type and
+	// the next half-sweep reads the rounded values; SGD rounds every row it updates.
+	// Arithmetic stays float32 (a CUDA trainer moves half the bytes, and ALS uses 16-bit
+	// tensor cores). The model's factors are the stored values, except that SGD with
+	// ScaleRatings reports them times sqrt(scale). The zero value, Float32, is the default.
 	FactorDType DType
+	// Workers is how many SGD workers update at the same time on a CUDA device (0 to 2^24).
+	// More run faster but lose more updates to collisions on popular items. The zero value,
+	// the default, is automatic: as many as fit the device, at most one per 4096 ratings.
+	// The CPU backend ignores it and runs one worker per context thread.
+	Workers int
 	// Validation ratings (the training matrix's shape) reported each epoch; may be nil.
 	Validation *SparseMatrix
 	// OnEpoch, when set, runs after every epoch. stop = true ends training successfully; an
@@ -109,6 +115,7 @@ var intOptions = []intOption{
 	{"Regularization", capi.SFAC_OPT_ALS_REGULARIZATION, func(o *TrainOptions) *int { return (*int)(&o.Regularization) }},
 	{"Solver", capi.SFAC_OPT_ALS_SOLVER, func(o *TrainOptions) *int { return (*int)(&o.Solver) }},
 	{"FactorDType", capi.SFAC_OPT_FACTOR_DTYPE, func(o *TrainOptions) *int { return (*int)(&o.FactorDType) }},
+	{"Workers", capi.SFAC_OPT_SGD_WORKERS, func(o *TrainOptions) *int { return &o.Workers }},
 }
 
 var doubleOptions = []doubleOption{

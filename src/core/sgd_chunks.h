@@ -51,11 +51,12 @@ struct SgdChunks {
 // the chunks of each part are then shuffled. grid > 1: the parts are the grid's blocks, a slab
 // per diagonal; grid = 1: `workers` workers' shares (users dealt largest first to the worker
 // with the fewest ratings so far), each cut into `slabs` pieces of near-equal sample counts.
-// Everything is drawn from `rng`, so one seed gives one arrangement.
+// The shuffles draw from streams seeded by two draws of `rng`, one stream per user and per part,
+// so one seed gives one arrangement on any number of threads.
 SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offsets,
                              const int32_t* indices, const float* values, float scale,
                              int64_t max_chunk, int grid, int64_t workers, int64_t slabs,
-                             std::mt19937_64& rng);
+                             std::mt19937_64& rng, int num_threads = 1);
 
 // The divisor of the ratings in SGD's training units (cuMF_SGD's parameter scaling): their
 // standard deviation, at least 1e-4, so one learning rate fits any rating range. Summed in

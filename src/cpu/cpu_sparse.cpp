@@ -68,9 +68,19 @@ void CpuSparseMatrix::download_coo(int32_t* row_indices, int32_t* col_indices,
                                    float* values) const {
   const CsrPattern& p = *pattern_;
   if (row_indices) {
-    for (int64_t r = 0; r < p.rows(); ++r) {
-      std::fill(row_indices + p.offsets()[r], row_indices + p.offsets()[r + 1],
-                static_cast<int32_t>(r));
+    const std::vector<int64_t>& off = p.offsets();
+    const int64_t nnz = off.back();
+    if (nnz < p.rows() / 64) {
+      // Far more rows than nonzeros (a file may declare 2^31 rows and hold one entry): find
+      // each nonzero's row by bisection instead of visiting every empty row.
+      for (int64_t e = 0; e < nnz; ++e) {
+        row_indices[e] = static_cast<int32_t>(
+            std::upper_bound(off.begin(), off.end(), e) - off.begin() - 1);
+      }
+    } else {
+      for (int64_t r = 0; r < p.rows(); ++r) {
+        std::fill(row_indices + off[r], row_indices + off[r + 1], static_cast<int32_t>(r));
+      }
     }
   }
   download_csr(nullptr, col_indices, values);

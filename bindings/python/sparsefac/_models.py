@@ -38,6 +38,7 @@ _OPTION_PARAMETERS = {
     _core.SFAC_OPT_SGD_SCALE_RATINGS: "scale_ratings",
     _core.SFAC_OPT_SGD_LEARNING_RATE: "learning_rate",
     _core.SFAC_OPT_SGD_DECAY: "decay",
+    _core.SFAC_OPT_SGD_WORKERS: "workers",
 }
 
 class _ModelHandle(Handle):
@@ -553,25 +554,34 @@ class ImplicitALS(MatrixFactorization):
 
 class SGD(MatrixFactorization):
     """Stochastic gradient descent on the observed ratings, learning rate
-    learning_rate / (1 + decay * t^1.5) at epoch t."""
+    learning_rate / (1 + decay * t^1.5) at epoch t. factor_dtype "float16" or "bfloat16"
+    rounds every updated row to 16 bits (faster on a GPU); the model's factors are the stored
+    values, times sqrt(scale) when scale_ratings is on (the default). workers is how many SGD
+    workers update at once on a CUDA context (None or 0: as many as fit the device, at most
+    one per 4096 ratings; more run faster but lose more updates to collisions on popular
+    items); a CPU context ignores it and runs one worker per thread."""
 
     _algorithm = _ALGO_SGD
 
     def __init__(self, factors=32, learning_rate=None, decay=None, regularization=None,
                  lambda_user=None, lambda_item=None, iterations=None, use_biases=False,
-                 scale_ratings=None, **kwargs):
+                 scale_ratings=None, factor_dtype="float32", workers=None, **kwargs):
         super().__init__(factors=factors, regularization=regularization, iterations=iterations,
                          lambda_user=lambda_user, lambda_item=lambda_item,
                          use_biases=use_biases, **kwargs)
         self.learning_rate = learning_rate
         self.decay = decay
         self.scale_ratings = scale_ratings
+        self.factor_dtype = factor_dtype
+        self.workers = workers
 
     def _ints(self):
         ints = super()._ints()
         ints[_core.SFAC_OPT_USE_BIASES] = int(bool(self.use_biases))
         ints[_core.SFAC_OPT_SGD_SCALE_RATINGS] = (None if self.scale_ratings is None
                                                   else int(bool(self.scale_ratings)))
+        ints[_core.SFAC_OPT_FACTOR_DTYPE] = enum_value("factor_dtype", self.factor_dtype, DTYPES)
+        ints[_core.SFAC_OPT_SGD_WORKERS] = self.workers
         return ints
 
     def _doubles(self):

@@ -82,15 +82,16 @@ test_that("deterministic training is reproducible", {
   expect_identical(run(), run())
 })
 
+# TRUE where x is exactly a value of a binary type with `bits` significant bits whose normal
+# numbers start at 2^min_exp (float16: 11 and -14, bfloat16: 8 and -126).
+representable <- function(x, bits, min_exp) {
+  step <- 2^(pmax(floor(log2(abs(x))), min_exp) - (bits - 1))
+  x / step == round(x / step)
+}
+is_float16 <- function(x) abs(x) <= 65504 & representable(x, 11, -14)
+
 test_that("ALS trains with 16-bit factor storage", {
   d <- planted()
-  # TRUE where x is exactly a value of a binary type with `bits` significant bits whose normal
-  # numbers start at 2^min_exp (float16: 11 and -14, bfloat16: 8 and -126).
-  representable <- function(x, bits, min_exp) {
-    step <- 2^(pmax(floor(log2(abs(x))), min_exp) - (bits - 1))
-    x / step == round(x / step)
-  }
-  is_float16 <- function(x) abs(x) <= 65504 & representable(x, 11, -14)
   full <- als(d$train, rank = d$rank, iterations = 8, lambda = 0.02, ctx = d$ctx)
   half <- als(d$train, rank = d$rank, iterations = 8, lambda = 0.02, factor_dtype = "float16",
               ctx = d$ctx)
@@ -110,6 +111,41 @@ test_that("ALS trains with 16-bit factor storage", {
 
   expect_error(als(d$train, rank = 2, factor_dtype = "float64", ctx = d$ctx), "should be one of")
   expect_error(sfac_trainer(d$train, "als", factor_dtype = "float64", ctx = d$ctx), "factor_dtype")
-  expect_error(sfac_trainer(d$train, "sgd", factor_dtype = "float16", ctx = d$ctx),
-               class = "sparsefac_unsupported")
+})
+
+test_that("SGD trains with 16-bit factor storage", {
+  d <- planted()
+  # Without rating scaling the model's factors are exactly the stored values.
+  fit <- function(dtype) {
+    sgd(d$train, rank = d$rank, iterations = 20, lambda = 0.02, scale_ratings = FALSE,
+        factor_dtype = dtype, ctx = d$ctx)
+  }
+  full <- fit("float32")
+  half <- fit("float16")
+  expect_s3_class(half, "sfac_model")
+  expect_lt(evaluate(half, d$test, ctx = d$ctx)[["rmse"]],
+            1.05 * evaluate(full, d$test, ctx = d$ctx)[["rmse"]])
+  expect_true(all(is_float16(user_factors(half))))
+  expect_true(all(is_float16(item_factors(half))))
+  # The step-wise trainer takes the same spelling.
+  tr <- sfac_trainer(d$train, "sgd", rank = 2, scale_ratings = FALSE, factor_dtype = "bfloat16",
+                     ctx = d$ctx)
+  train_epochs(tr, 2)
+  expect_true(all(representable(item_factors(trainer_model(tr)), 8, -126)))
+  close(tr)
+  expect_error(sgd(d$train, rank = 2, factor_dtype = "float64", ctx = d$ctx), "should be one of")
+})
+
+test_that("SGD takes a worker count that the CPU backend ignores", {
+  d <- planted()
+  m <- sgd(d$train, rank = d$rank, iterations = 3, workers = 64, ctx = d$ctx)
+  expect_s3_class(m, "sfac_model")
+  expect_true(is.finite(evaluate(m, d$test, ctx = d$ctx)[["rmse"]]))
+  tr <- sfac_trainer(d$train, "sgd", rank = 2, workers = 64, ctx = d$ctx)
+  train_epochs(tr, 1)
+  close(tr)
+  for (bad in c(-1, 2^24 + 1)) {
+    expect_error(sgd(d$train, rank = 2, workers = bad, ctx = d$ctx),
+                 "SFAC_OPT_SGD_WORKERS \\(option 203\\)", class = "sparsefac_invalid_argument")
+  }
 })

@@ -186,12 +186,12 @@ public final class TrainOptions {
     }
 
     /**
-     * How ALS and IALS store the factors between solves (default {@link
-     * DenseMatrix.Storage#FLOAT32}): with FLOAT16 or BFLOAT16 each solved row is rounded to that
-     * type, and the next half-sweep reads the rounded values (arithmetic stays float32; a CUDA
-     * trainer moves half the bytes and uses 16-bit tensor cores). The model's factors are those
-     * rounded values. SGD trains FLOAT32 only: anything else throws {@link Status#UNSUPPORTED}
-     * when training starts.
+     * How the factors are stored while training (default {@link DenseMatrix.Storage#FLOAT32}),
+     * for every algorithm and backend. With FLOAT16 or BFLOAT16, ALS and IALS round each solved
+     * row to that type and the next half-sweep reads the rounded values; SGD rounds every row it
+     * updates. Arithmetic stays float32; a CUDA trainer moves half the bytes (and ALS uses 16-bit
+     * tensor cores). The model's factors are the stored values, except that SGD with {@link
+     * #scaleRatings} on (its default) reports them times sqrt(scale).
      */
     public Builder factorStorage(DenseMatrix.Storage storage) {
       return setInt(sfac_option.SFAC_OPT_FACTOR_DTYPE,
@@ -216,6 +216,16 @@ public final class TrainOptions {
     /** SGD on ratings divided by their standard deviation. */
     public Builder scaleRatings(boolean scale) {
       return setInt(sfac_option.SFAC_OPT_SGD_SCALE_RATINGS, scale ? 1 : 0);
+    }
+
+    /**
+     * SGD workers that update at the same time on a CUDA device (0 to 2^24; 0, the default,
+     * chooses as many as fit the device, at most one per 4096 ratings). More run faster but lose
+     * more updates to collisions on popular items. The CPU backend ignores it: it runs one worker
+     * per context thread. Out of range throws {@link Status#INVALID_ARGUMENT} when built.
+     */
+    public Builder sgdWorkers(int workers) {
+      return setInt(sfac_option.SFAC_OPT_SGD_WORKERS, workers);
     }
 
     /** Held-out ratings whose RMSE is reported to the listener each epoch (null clears). */

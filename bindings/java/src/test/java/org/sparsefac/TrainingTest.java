@@ -219,15 +219,64 @@ class TrainingTest {
         }
         assertTrue(anyWider, "float32 storage gave float16 values only");
       }
-      // SGD accepts the setting but trains float32 factors only.
-      TrainOptions sgd = TrainOptions.builder(Algorithm.SGD)
-                             .rank(4)
-                             .iterations(1)
-                             .factorStorage(DenseMatrix.Storage.FLOAT16)
-                             .build();
-      SparsefacException e =
-          assertThrows(SparsefacException.class, () -> Model.train(ctx, split.train(), sgd));
-      assertEquals(Status.UNSUPPORTED, e.status());
+    }
+  }
+
+  @Test
+  void sixteenBitFactorStorageTrainsSgd() {
+    try (Context ctx = Context.cpu(2, 6);
+        Data.Synthetic data =
+            Data.synthesize(ctx, Data.Feedback.EXPLICIT, 300, 200, 20_000, 4, 0.1, 0.0);
+        Data.Split split = Data.splitRandom(data.ratings(), 0.2, 5)) {
+      // Without rating scaling the model's factors are exactly the stored values. Deterministic:
+      // the threaded schedule's result depends on timing.
+      Function<DenseMatrix.Storage, TrainOptions> sgd = storage
+          -> TrainOptions.builder(Algorithm.SGD)
+                 .rank(4)
+                 .iterations(20)
+                 .lambda(0.02)
+                 .deterministic(true)
+                 .scaleRatings(false)
+                 .factorStorage(storage)
+                 .build();
+      try (Model full = Model.train(ctx, split.train(), sgd.apply(DenseMatrix.Storage.FLOAT32));
+          Model half = Model.train(ctx, split.train(), sgd.apply(DenseMatrix.Storage.FLOAT16))) {
+        double fullRmse = full.evaluate(split.test()).rmse();
+        double halfRmse = half.evaluate(split.test()).rmse();
+        System.out.printf("SGD held-out RMSE: float32 storage %.5f, float16 %.5f%n", fullRmse,
+            halfRmse);
+        assertTrue(halfRmse < 1.05 * fullRmse, "float16 " + halfRmse + " vs " + fullRmse);
+        float[] user = half.userFactorsFlat();
+        for (int i = 0; i < user.length; i++) {
+          assertTrue(isFloat16(user[i]), "user factor " + i + " = " + user[i]);
+        }
+        float[] item = half.itemFactorsFlat();
+        for (int i = 0; i < item.length; i++) {
+          assertTrue(isFloat16(item[i]), "item factor " + i + " = " + item[i]);
+        }
+      }
+    }
+  }
+
+  @Test
+  void sgdWorkersIsACudaSettingTheCpuTrainsWith() {
+    try (Context ctx = Context.cpu(2, 3);
+        Data.Synthetic data =
+            Data.synthesize(ctx, Data.Feedback.EXPLICIT, 200, 150, 8_000, 3, 0.1, 0.0);
+        Model model = Model.train(ctx, data.ratings(),
+            TrainOptions.builder(Algorithm.SGD).rank(3).iterations(3).sgdWorkers(64).build())) {
+      assertEquals(Algorithm.SGD, model.algorithm());
+      assertEquals(3, model.rank());
+      assertTrue(Double.isFinite(model.evaluate(data.ratings()).rmse()));
+    }
+    // 0 (automatic) and the largest count are valid values.
+    TrainOptions.builder(Algorithm.SGD).sgdWorkers(0).build();
+    TrainOptions.builder(Algorithm.SGD).sgdWorkers(1 << 24).build();
+    for (int bad : new int[] {-1, (1 << 24) + 1}) {
+      SparsefacException e = assertThrows(SparsefacException.class,
+          () -> TrainOptions.builder(Algorithm.SGD).sgdWorkers(bad).build());
+      assertEquals(Status.INVALID_ARGUMENT, e.status());
+      assertTrue(e.getMessage().contains("SFAC_OPT_SGD_WORKERS (option 203)"), e.getMessage());
     }
   }
 
