@@ -134,6 +134,7 @@ class CudaSgdTrainer final : public Trainer {
     // Hogwild workers: as many warps as fit the device at once, fewer where the data has too
     // few ratings for them, unless the caller chose.
     workers_ = grid_ > 1                  ? grid_
+               : options.deterministic   ? 1  // one user or one item: no grid to run
                : options.sgd_workers > 0 ? options.sgd_workers
                                          : std::clamp<int64_t>(
                                                nnz_ / kRatingsPerWorker, 1,
