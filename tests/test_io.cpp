@@ -708,7 +708,9 @@ TEST_F(IoWrite, RoundTripIsBitExact) {
     SFAC_ASSERT_OK(sfac_sparse_download_csr(back.get(), off_b.data(), idx_b.data(), val_b.data()));
     EXPECT_EQ(off_a, off_b);
     EXPECT_EQ(idx_a, idx_b);
-    EXPECT_EQ(0, std::memcmp(val_a.data(), val_b.data(), val_a.size() * sizeof(float)))
+    // (memcmp must not see the null data of empty vectors: nnz may be drawn as 0.)
+    EXPECT_TRUE(val_a.empty() ||
+                std::memcmp(val_a.data(), val_b.data(), val_a.size() * sizeof(float)) == 0)
         << "values differ in their bits";
   }
 }
