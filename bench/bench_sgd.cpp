@@ -61,7 +61,6 @@ using bench::check;
 using bench::copy_to;
 using bench::median;
 using bench::number;
-using bench::utc_now;
 
 struct Case {
   const char* name;
@@ -275,27 +274,9 @@ int main(int argc, char** argv) {
   }
   if (cases.empty()) usage_error(argv[0], "flag --cases needs at least one case");
 
-  std::string command = argv[0];
-  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-  sfac_context* cpu = nullptr;
-  check(sfac_context_create(SFAC_BACKEND_CPU, 0, threads, seed, &cpu), "CPU context");
-  const char* cpu_name = nullptr;
-  check(sfac_context_get_device_name(cpu, &cpu_name), "device name");
-  sfac_context* gpu = nullptr;
-  std::string gpu_note;
-  if (const sfac_status s = sfac_context_create(SFAC_BACKEND_CUDA, device, threads, seed, &gpu);
-      s != SFAC_OK) {
-    gpu_note = std::string(sfac_status_string(s)) + ": " + sfac_last_error();
-    gpu = nullptr;
-  }
-  const char* gpu_name = nullptr;
-  if (gpu) check(sfac_context_get_device_name(gpu, &gpu_name), "device name");
-
-  std::printf("bench_sgd %s, libsparsefac %s\n", utc_now().c_str(), sfac_version_string());
-  std::printf("command: %s\n", command.c_str());
-  std::printf("CUDA: %s\n",
-              gpu ? gpu_name : ("unavailable, timing the CPU only (" + gpu_note + ")").c_str());
-  std::printf("CPU:  %s\n", cpu_name);
+  const bench::Contexts contexts = bench::open_contexts("bench_sgd", argc, argv, threads, device, seed);
+  sfac_context* cpu = contexts.cpu;
+  sfac_context* gpu = contexts.gpu;
   std::printf(
       "epoch_ms: median of %d CUDA / %d CPU single-epoch runs, no warm-up; Gupd/s = train nnz / "
       "median epoch;\nGB/s = Gupd/s x (8 + 4 k s) bytes per update (s = 4 for float32, 2 for "

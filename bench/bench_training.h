@@ -1,6 +1,6 @@
-// What the training benchmarks (bench_als, bench_sgd) share: synthetic ratings of a target size,
-// a copy into another context, the median of a run's times, and the time stamp and number
-// formats of their reports.
+// What the training benchmarks (bench_als, bench_sgd) share: their two contexts and the report's
+// header, synthetic ratings of a target size, a copy into another context, the median of a
+// run's times, and the time stamp and number formats of their reports.
 #pragma once
 
 #include <algorithm>
@@ -76,6 +76,38 @@ inline std::string utc_now() {
   char buf[64];
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
   return buf;
+}
+
+// The CPU context, and the CUDA context where a device is usable (else null).
+struct Contexts {
+  sfac_context* cpu = nullptr;
+  sfac_context* gpu = nullptr;
+};
+
+// Opens both contexts and prints the report's first lines: the tool, the time, the library's
+// version, the command line and the two devices (or why there is no CUDA one).
+inline Contexts open_contexts(const char* tool, int argc, char** argv, int threads, int device,
+                              uint64_t seed) {
+  std::string command = argv[0];
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  Contexts c;
+  check(sfac_context_create(SFAC_BACKEND_CPU, 0, threads, seed, &c.cpu), "CPU context");
+  const char* cpu_name = nullptr;
+  check(sfac_context_get_device_name(c.cpu, &cpu_name), "device name");
+  std::string gpu_note;
+  if (const sfac_status s = sfac_context_create(SFAC_BACKEND_CUDA, device, threads, seed, &c.gpu);
+      s != SFAC_OK) {
+    gpu_note = std::string(sfac_status_string(s)) + ": " + sfac_last_error();
+    c.gpu = nullptr;
+  }
+  const char* gpu_name = nullptr;
+  if (c.gpu) check(sfac_context_get_device_name(c.gpu, &gpu_name), "device name");
+  std::printf("%s %s, libsparsefac %s\n", tool, utc_now().c_str(), sfac_version_string());
+  std::printf("command: %s\n", command.c_str());
+  std::printf("CUDA: %s\n",
+              c.gpu ? gpu_name : ("unavailable, timing the CPU only (" + gpu_note + ")").c_str());
+  std::printf("CPU:  %s\n", cpu_name);
+  return c;
 }
 
 }  // namespace bench
