@@ -391,8 +391,8 @@ bool CudaAlsTrainer::factors_finite() {
 }
 
 double CudaAlsTrainer::validation_rmse(const SparseMatrix& validation, int num_threads) {
-  const auto* v = dynamic_cast<const CudaSparseMatrix*>(&validation);
-  if (v == nullptr || v->backend().device() != backend_->device()) {
+  const CudaSparseMatrix* v = on_device(validation, backend_->device());
+  if (v == nullptr) {
     return Trainer::validation_rmse(validation, num_threads);
   }
   if (v->nnz() == 0) return 0.0;  // as evaluate() answers for no ratings

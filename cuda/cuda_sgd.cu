@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/factor_init.h"
+#include "core/reorder.h"
 #include "core/sgd_chunks.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_resources.h"
@@ -146,11 +147,8 @@ class CudaSgdTrainer final : public Trainer {
                                           values.data(), scale_, kMaxChunk, grid_,
                                           grid_ > 1 ? 1 : workers_, slabs, rng_,
                                           backend_->num_threads());
-    std::vector<int32_t> user_count(static_cast<size_t>(users_)), item_count(items_, 0);
-    for (int64_t u = 0; u < users_; ++u) {
-      user_count[u] = static_cast<int32_t>(offsets[u + 1] - offsets[u]);
-    }
-    for (int32_t i : indices) ++item_count[i];
+    user_count_ = upload(row_counts(offsets), own);
+    item_count_ = upload(column_counts(indices, items_), own);
     std::vector<int32_t>().swap(indices);
     std::vector<float>().swap(values);
 
@@ -165,8 +163,6 @@ class CudaSgdTrainer final : public Trainer {
       slab_end_.push_back(chunks.slab_end_sample(slab));
     }
     place_samples(chunks.samples, own);
-    user_count_ = upload(user_count, own);
-    item_count_ = upload(item_count, own);
     user_rows_ = start_rows(seed, FactorSide::users, users_, own);
     item_rows_ = start_rows(seed, FactorSide::items, items_, own);
     if (biases_) {
@@ -260,8 +256,8 @@ class CudaSgdTrainer final : public Trainer {
   }
 
   double validation_rmse(const SparseMatrix& validation, int num_threads) override {
-    const auto* v = dynamic_cast<const CudaSparseMatrix*>(&validation);
-    if (v == nullptr || v->backend().device() != backend_->device()) {
+    const CudaSparseMatrix* v = on_device(validation, backend_->device());
+    if (v == nullptr) {
       return Trainer::validation_rmse(validation, num_threads);
     }
     if (v->nnz() == 0) return 0.0;  // as evaluate() answers for no ratings
@@ -371,7 +367,7 @@ class CudaSgdTrainer final : public Trainer {
     return chunks * int64_t{sizeof(int64_t) + sizeof(int32_t)} +
            part_offsets * int64_t{sizeof(int64_t)} +
            rows * (stride_ * static_cast<int64_t>(storage_bytes(dtype_)) +
-                   int64_t{sizeof(int32_t)} + (options_.use_biases ? 4 : 0)) +
+                   int64_t{sizeof(int64_t)} + (options_.use_biases ? 4 : 0)) +
            std::max(users_, items_) * rank_ * int64_t{sizeof(float)};  // staging and widening
   }
 
@@ -439,7 +435,8 @@ class CudaSgdTrainer final : public Trainer {
   PinnedSamples host_samples_;
   DeviceBuffer<SgdSample> buffers_[2];
   DeviceBuffer<int64_t> chunk_begin_, part_begin_;
-  DeviceBuffer<int32_t> chunk_user_, user_count_, item_count_;
+  DeviceBuffer<int32_t> chunk_user_;
+  DeviceBuffer<int64_t> user_count_, item_count_;
   DeviceBuffer<char> user_rows_, item_rows_;
   DeviceBuffer<float> user_bias_, item_bias_;
   DeviceBuffer<double> partials_;

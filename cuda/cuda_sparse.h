@@ -77,4 +77,11 @@ class CudaSparseMatrix final : public SparseMatrix {
   DeviceBuffer<float> values_;
 };
 
+// `m` as a matrix on CUDA device `device`, or null where it lives elsewhere (another backend or
+// device): what a trainer asks before evaluating on its own device.
+inline const CudaSparseMatrix* on_device(const SparseMatrix& m, int device) {
+  const auto* cuda = dynamic_cast<const CudaSparseMatrix*>(&m);
+  return cuda != nullptr && cuda->backend().device() == device ? cuda : nullptr;
+}
+
 }  // namespace sfac::cuda

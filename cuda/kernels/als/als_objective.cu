@@ -3,6 +3,7 @@
 // same order) that the host adds up.
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/common/block_partial.cuh"
 #include "cuda/kernels/common/grid_stride.cuh"
 
 namespace sfac::cuda::kernels {
@@ -16,20 +17,6 @@ __device__ double warp_sum(double v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
-}
-
-// Adds the block's per-warp values in warp order and writes them as the block's partial `slot`
-// of `slots`.
-__device__ void block_partial(double v, double* scratch, double* partials, int slot, int slots) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double total = 0.0;
-    for (int w = 0; w < kWarps; ++w) total += scratch[w];
-    partials[blockIdx.x * slots + slot] = total;
-  }
-  __syncthreads();
 }
 
 __device__ double dot(const float* x, const float* y, int64_t rank, int lane) {
@@ -63,8 +50,8 @@ __global__ void __launch_bounds__(kThreads) user_objective_kernel(AlsHalfSweep s
     reg += double{als_regularization(s, end - begin)} * norm;
   }
   // Every lane holds the warp's sums.
-  block_partial(data, scratch, partials, 0, 2);
-  block_partial(reg, scratch, partials, 1, 2);
+  block_partial<kWarps>(data, scratch, partials, 0, 2);
+  block_partial<kWarps>(reg, scratch, partials, 1, 2);
 }
 
 __global__ void __launch_bounds__(kThreads) side_regularization_kernel(AlsHalfSweep s,
@@ -79,7 +66,7 @@ __global__ void __launch_bounds__(kThreads) side_regularization_kernel(AlsHalfSw
     if (s.solved_bias) norm += double{s.solved_bias[i]} * s.solved_bias[i];
     reg += double{als_regularization(s, s.offsets[i + 1] - s.offsets[i])} * norm;
   }
-  block_partial(reg, scratch, partials, 0, 1);
+  block_partial<kWarps>(reg, scratch, partials, 0, 1);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -99,7 +86,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     sum += warp_sum(v);
   }
-  block_partial(sum, scratch, partials, 0, 1);
+  block_partial<kWarps>(sum, scratch, partials, 0, 1);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -129,8 +116,8 @@ __global__ void __launch_bounds__(kThreads)
   }
   sq = warp_sum(sq);
   abs_sum = warp_sum(abs_sum);
-  block_partial(sq, scratch, partials, 0, 2);
-  block_partial(abs_sum, scratch, partials, 1, 2);
+  block_partial<kWarps>(sq, scratch, partials, 0, 2);
+  block_partial<kWarps>(abs_sum, scratch, partials, 1, 2);
 }
 
 __global__ void flag_non_finite_kernel(const float* factors, int64_t n, int64_t stride,

@@ -77,7 +77,7 @@ void launch_sgd_squared_errors(const SgdModel& model, const SgdChunkView& chunks
 // Per block: sum over the n rows of count[r] |row r|^2 (the per-sample regularization of
 // Eq. 3 summed over the samples).
 void launch_sgd_weighted_norms(sfac_dtype dtype, const void* rows, int64_t n, int64_t stride,
-                               const int32_t* counts, double* partials, cudaStream_t stream);
+                               const int64_t* counts, double* partials, cudaStream_t stream);
 // Per block: the sum of (v - scale (p_u . q_i + mean + b_u + b_i))^2 over the nonzeros v of a
 // CSR matrix in the model's original units.
 void launch_sgd_prediction_errors(const SgdModel& model, float scale, const int64_t* offsets,

@@ -1,6 +1,7 @@
 // The SGD trainer's objective and validation error on the device: a warp per chunk or row, fp64 sums, one partial per block of a fixed grid (so the same
 // model always sums in the same order) that the host adds up.
 #include "cuda/cuda_check.h"
+#include "cuda/kernels/common/block_partial.cuh"
 #include "cuda/kernels/sgd/sgd_kernels.cuh"
 #include "cuda/kernels/sgd/sgd_vector.cuh"
 
@@ -10,19 +11,6 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kBlocks = 1024;
-
-// Adds the block's per-warp values (every lane holds its warp's) in warp order into partials.
-__device__ void block_partial(double v, double* partials) {
-  __shared__ double scratch[kWarps];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double total = 0.0;
-    for (int w = 0; w < kWarps; ++w) total += scratch[w];
-    partials[blockIdx.x] = total;
-  }
-}
 
 // A row of any stride read a lane vector at a time: the dot of two rows and a row's square norm
 // in double, in every lane.
@@ -45,6 +33,7 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     squared_errors_kernel(SgdModel m, SgdChunkView c, int64_t first, int64_t end,
                           double* partials) {
+  __shared__ double scratch[kWarps];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const T* users = static_cast<const T*>(m.users);
   const T* items = static_cast<const T*>(m.items);
@@ -61,13 +50,14 @@ __global__ void __launch_bounds__(kThreads)
       sum += e * e;
     }
   }
-  block_partial(sum, partials);
+  block_partial<kWarps>(sum, scratch, partials, 0, 1);
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    weighted_norms_kernel(const T* rows, int64_t n, int64_t stride, const int32_t* counts,
+    weighted_norms_kernel(const T* rows, int64_t n, int64_t stride, const int64_t* counts,
                           double* partials) {
+  __shared__ double scratch[kWarps];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   double sum = 0.0;
   for (int64_t r = blockIdx.x * int64_t{kWarps} + warp; r < n;
@@ -75,13 +65,14 @@ __global__ void __launch_bounds__(kThreads)
     const T* x = rows + r * stride;
     sum += static_cast<double>(counts[r]) * row_dot(x, x, stride, lane);
   }
-  block_partial(sum, partials);
+  block_partial<kWarps>(sum, scratch, partials, 0, 1);
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     prediction_errors_kernel(SgdModel m, float scale, const int64_t* offsets, const int32_t* cols,
                              const float* values, int64_t rows, double* partials) {
+  __shared__ double scratch[kWarps];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const T* users = static_cast<const T*>(m.users);
   const T* items = static_cast<const T*>(m.items);
@@ -97,7 +88,7 @@ __global__ void __launch_bounds__(kThreads)
       sum += err * err;
     }
   }
-  block_partial(sum, partials);
+  block_partial<kWarps>(sum, scratch, partials, 0, 1);
 }
 
 }  // namespace
@@ -114,7 +105,7 @@ void launch_sgd_squared_errors(const SgdModel& model, const SgdChunkView& chunks
 }
 
 void launch_sgd_weighted_norms(sfac_dtype dtype, const void* rows, int64_t n, int64_t stride,
-                               const int32_t* counts, double* partials,
+                               const int64_t* counts, double* partials,
                                cudaStream_t stream) {
   sgd_with_storage(dtype, [&](auto tag) {
     using T = decltype(tag);
