@@ -63,8 +63,8 @@ const Data& planted() {
   return data;
 }
 
-// Held-out RMSE after 25 epochs (lambda 0.05, cuMF_SGD's Netflix schedule); a device memory
-// limit (0: none) and deterministic mode when asked.
+// Held-out RMSE after 25 epochs (lambda 0.05, cuMF_SGD's Netflix schedule) under a device
+// memory limit (0: none).
 double held_out_rmse(sfac_backend backend, int64_t rank, sfac_dtype dtype,
                      int64_t memory_limit = 0) {
   const Data& d = planted();
