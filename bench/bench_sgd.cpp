@@ -6,7 +6,8 @@
 //   netflix   480189 x  17770,  99,072,112 ratings
 //   yahoo    1000990 x 624961, 250,000,000 ratings
 // Explicit ratings from sfac_synthesize_ratings on a CPU context (planted rank 16, noise 0.5,
-// power-law degrees of skew --skew on both sides, one retry with more draws when the generator
+// the planted part times --signal (1: unit variance; 0.704 gives a mean predictor RMSE of about
+// 0.864, the issue's cuMF_SGD data), power-law degrees of skew --skew on both sides, one retry with more draws when the generator
 // falls more than 2% short, as bench_als), split by sfac_split_random into train and a 1% test
 // set; both are uploaded into the CUDA context, so each backend's model is evaluated against a
 // matrix of its own context (the header does not promise that sfac_model_evaluate takes one of
@@ -15,7 +16,8 @@
 // Options (printed per case): the SGD defaults with rank, lambda, learning rate alpha and decay
 // beta of gamma_t = alpha / (1 + beta t^1.5) (defaults: cuMF_SGD's Netflix settings), biases and
 // factor dtype set (one CUDA row per --factor-dtype; the CPU row trains float32 factors);
-// --device-memory-limit goes to the CUDA trainer only.
+// --device-memory-limit (a list: one CUDA row per limit, 0 = none) goes to the CUDA trainer
+// only; a row under a limit is labelled with it (cu16@2G: float16 storage, 2e9 bytes).
 //
 // Per backend and rank: sfac_trainer_create (setup_ms), then --epochs (CUDA) or --cpu-epochs
 // (CPU) single-epoch sfac_trainer_run(t, 1) calls, each timed with steady_clock up to
@@ -37,8 +39,8 @@
 //
 //   bench_sgd [--cases netflix,yahoo] [--ranks 128] [--scale 1] [--epochs 20] [--cpu-epochs 2]
 //             [--lambda 0.05] [--lr 0.08] [--decay 0.3] [--biases 0] [--target-rmse 0]
-//             [--peak-gbs 3350] [--device-memory-limit 0] [--skew 0.6] [--threads 0]
-//             [--device 0] [--seed 1] [--factor-dtype float32,float16,bfloat16 (a list)]
+//             [--peak-gbs 3350] [--device-memory-limit 0] [--skew 0.6] [--signal 1]
+//             [--threads 0] [--device 0] [--seed 1] [--factor-dtype float32,float16,bfloat16 (a list)]
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -82,7 +84,8 @@ const char* kUsage =
     "[--epochs 20 (timed CUDA epochs)] [--cpu-epochs 2 (timed CPU epochs; 0 = no CPU)] "
     "[--lambda 0.05] [--lr 0.08 (alpha)] [--decay 0.3 (beta)] [--biases 0 (0|1)] "
     "[--target-rmse 0 (0 = time to the best RMSE)] [--peak-gbs 3350 (HBM3 of an H100 SXM)] "
-    "[--device-memory-limit 0 (bytes, CUDA trainer)] [--skew 0.6] [--threads 0 (all)] "
+    "[--device-memory-limit 0 (list of bytes, CUDA trainer; 0 = none)] [--skew 0.6] "
+    "[--signal 1 (std of the planted part)] [--threads 0 (all)] "
     "[--device 0] [--seed 1] [--factor-dtype float32 (list of float32, float16, bfloat16: one CUDA "
     "row each; SFAC_OPT_FACTOR_DTYPE)]";
 
@@ -200,7 +203,7 @@ double mean_predictor_rmse(const sfac_sparse* train, const sfac_sparse* test, do
   return h.empty() ? NAN : std::sqrt(sq / static_cast<double>(h.size()));
 }
 
-std::string describe_options(const sfac_train_options* o, int64_t memory_limit) {
+std::string describe_options(const sfac_train_options* o) {
   auto get_i = [o](sfac_option opt) {
     int64_t v = 0;
     check(sfac_train_options_get_int(o, opt, &v), "get option");
@@ -214,15 +217,12 @@ std::string describe_options(const sfac_train_options* o, int64_t memory_limit) 
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "SGD lambda_user %g lambda_item %g learning_rate %g decay %g scale_ratings %lld "
-                "init_scale %g biases %lld deterministic %lld; CUDA "
-                "device_memory_limit %lld%s",
+                "init_scale %g biases %lld deterministic %lld",
                 get_d(SFAC_OPT_LAMBDA_USER), get_d(SFAC_OPT_LAMBDA_ITEM),
                 get_d(SFAC_OPT_SGD_LEARNING_RATE), get_d(SFAC_OPT_SGD_DECAY),
                 static_cast<long long>(get_i(SFAC_OPT_SGD_SCALE_RATINGS)),
                 get_d(SFAC_OPT_INIT_SCALE), static_cast<long long>(get_i(SFAC_OPT_USE_BIASES)),
-                static_cast<long long>(get_i(SFAC_OPT_DETERMINISTIC)),
-                static_cast<long long>(memory_limit),
-                memory_limit == 0 ? " (data + a quarter of the free memory)" : " bytes");
+                static_cast<long long>(get_i(SFAC_OPT_DETERMINISTIC)));
   return buf;
 }
 
@@ -242,8 +242,10 @@ int main(int argc, char** argv) {
   const bool biases = flags.integer("--biases", 0, 0, 1) != 0;
   const double target_rmse = non_negative(flags, argv[0], "--target-rmse", 0.0, 1e6);
   const double peak_gbs = flags.positive("--peak-gbs", 3350.0, 1e6);
-  const int64_t memory_limit = flags.integer("--device-memory-limit", 0, 0, INT64_MAX);
+  const std::vector<int64_t> memory_limits =
+      flags.integers("--device-memory-limit", "0", 0, INT64_MAX);
   const double skew = flags.positive("--skew", 0.6, 0.99);
+  const double signal = flags.positive("--signal", 1.0, 100.0);
   const int threads = static_cast<int>(flags.integer("--threads", 0, 0, 4096));
   const int device = static_cast<int>(flags.integer("--device", 0, 0, 1023));
   const uint64_t seed = static_cast<uint64_t>(flags.integer("--seed", 1, 0, INT64_MAX));
@@ -281,8 +283,8 @@ int main(int argc, char** argv) {
       "epoch_ms: median of %d CUDA / %d CPU single-epoch runs, no warm-up; Gupd/s = train nnz / "
       "median epoch;\nGB/s = Gupd/s x (8 + 4 k s) bytes per update (s = 4 for float32, 2 for "
       "16-bit storage), %%peak of %g GB/s; target: %s;\nback: cu32, cu16, cubf = CUDA with "
-      "float32, float16, bfloat16 factors; cpu = CPU, float32;\nx_epoch, x_target = CUDA / CPU "
-      "(median epoch, seconds to target)\n",
+      "float32, float16, bfloat16 factors (@NG: under a device memory limit of N GB); cpu = "
+      "CPU, float32;\nx_epoch, x_target = CUDA / CPU (median epoch, seconds to target)\n",
       epochs, cpu_epochs, peak_gbs,
       target_rmse > 0.0 ? ("first epoch with RMSE <= " + number(target_rmse)).c_str()
                         : "the best RMSE seen (ratios need --target-rmse)");
@@ -299,7 +301,7 @@ int main(int argc, char** argv) {
     const auto s0 = std::chrono::steady_clock::now();
     int runs = 0;
     sfac_sparse* ratings = bench::synthesize(cpu, SFAC_FEEDBACK_EXPLICIT, users, items, target,
-                                             kPlantedRank, kNoise, skew, &runs);
+                                             kPlantedRank, kNoise, skew, &runs, signal);
     sfac_sparse *train = nullptr, *test = nullptr;
     check(sfac_split_random(ratings, kTestFraction, seed, &train, &test), "split");
     sfac_sparse_destroy(ratings);
@@ -320,17 +322,17 @@ int main(int argc, char** argv) {
     check(sfac_train_options_set_double(options, SFAC_OPT_SGD_DECAY, decay), "decay");
     check(sfac_train_options_set_int(options, SFAC_OPT_USE_BIASES, biases ? 1 : 0), "biases");
     std::printf(
-        "\n%s: %lld x %lld, %lld train + %lld test ratings (explicit; target %lld%s), skew %g, "
+        "\n%s: %lld x %lld, %lld train + %lld test ratings (explicit; target %lld%s), skew %g, signal %g, "
         "data %.1f s (%d generator run%s)\n",
         c->name, static_cast<long long>(users), static_cast<long long>(items),
         static_cast<long long>(nnz), static_cast<long long>(test_nnz),
         static_cast<long long>(target),
-        capped ? ", capped at a quarter of the cells at this scale" : "", skew, synth_s, runs,
+        capped ? ", capped at a quarter of the cells at this scale" : "", skew, signal, synth_s, runs,
         runs == 1 ? "" : "s");
     std::printf("held-out RMSE of the mean predictor (training mean %.4f): %.4f; noise %g\n", mean,
                 mean_rmse, kNoise);
-    std::printf("options: %s\n", describe_options(options, memory_limit).c_str());
-    std::printf("%-8s %5s %-5s %6s %9s %9s %9s %7s %8s %6s %7s %8s %6s %8s %8s\n", "case", "rank",
+    std::printf("options: %s\n", describe_options(options).c_str());
+    std::printf("%-8s %5s %-9s %6s %9s %9s %9s %7s %8s %6s %7s %8s %6s %8s %8s\n", "case", "rank",
                 "back", "epochs", "setup_ms", "epoch_ms", "min_ms", "Gupd/s", "GB/s", "%peak",
                 "rmse", "target_s", "@epoch", "x_epoch", "x_target");
     std::fflush(stdout);
@@ -352,7 +354,7 @@ int main(int argc, char** argv) {
         const double bytes = 8.0 + 4.0 * static_cast<double>(rank) *
                                        (dtype == SFAC_DTYPE_FLOAT32 ? 4.0 : 2.0);
         char head[64];
-        std::snprintf(head, sizeof head, "%-8s %5lld %-5s", c->name, static_cast<long long>(rank),
+        std::snprintf(head, sizeof head, "%-8s %5lld %-9s", c->name, static_cast<long long>(rank),
                       backend);
         if (!r.ran) {
           std::printf("%s %s\n", head, r.note.c_str());
@@ -396,12 +398,14 @@ int main(int argc, char** argv) {
       };
       for (const sfac_dtype dtype : gpu ? dtypes : std::vector<sfac_dtype>()) {
         check(sfac_train_options_set_int(options, SFAC_OPT_FACTOR_DTYPE, dtype), "dtype");
-        const Result on_gpu =
-            time_backend(gpu, gpu_train, gpu_test, options, memory_limit, epochs);
-        row(dtype == SFAC_DTYPE_FLOAT32   ? "cu32"
-            : dtype == SFAC_DTYPE_FLOAT16 ? "cu16"
-                                          : "cubf",
-            dtype, on_gpu, &on_cpu);
+        for (const int64_t limit : memory_limits) {
+          const Result on_gpu = time_backend(gpu, gpu_train, gpu_test, options, limit, epochs);
+          std::string label = dtype == SFAC_DTYPE_FLOAT32   ? "cu32"
+                              : dtype == SFAC_DTYPE_FLOAT16 ? "cu16"
+                                                            : "cubf";
+          if (limit > 0) label += "@" + number(static_cast<double>(limit) * 1e-9) + "G";
+          row(label.c_str(), dtype, on_gpu, &on_cpu);
+        }
       }
       if (cpu_epochs > 0 || !gpu) row("cpu", SFAC_DTYPE_FLOAT32, on_cpu, nullptr);
       std::fflush(stdout);
@@ -414,7 +418,7 @@ int main(int argc, char** argv) {
   }
 
   std::printf("\nsummary (rmse after the last epoch; target_s, @epoch as above)\n");
-  std::printf("%-8s %5s %-5s %9s %7s %8s %7s %8s %6s\n", "case", "rank", "back", "epoch_ms",
+  std::printf("%-8s %5s %-9s %9s %7s %8s %7s %8s %6s\n", "case", "rank", "back", "epoch_ms",
               "Gupd/s", "GB/s", "rmse", "target_s", "@epoch");
   for (const std::string& line : summary) std::printf("%s\n", line.c_str());
   sfac_context_destroy(gpu);

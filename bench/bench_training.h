@@ -16,24 +16,69 @@
 
 namespace bench {
 
+// Explicit ratings (planted dot + noise) with the planted part multiplied by `signal`: each value
+// becomes value - (1 - signal) p_u . q_i from the planted factors. The noise, and so the best
+// achievable RMSE, stays; the mean predictor's RMSE becomes about sqrt(signal^2 + noise^2).
+// Destroys `ratings` and returns the rescaled copy.
+inline sfac_sparse* scale_signal(sfac_context* cpu, sfac_sparse* ratings,
+                                 const sfac_dense* user_factors, const sfac_dense* item_factors,
+                                 double signal) {
+  int64_t rows = 0, cols = 0, nnz = 0, rank = 0;
+  check(sfac_sparse_get_shape(ratings, &rows, &cols, &nnz), "shape");
+  check(sfac_dense_get_shape(user_factors, nullptr, &rank), "planted rank");
+  std::vector<float> p(static_cast<size_t>(rows * rank)), q(static_cast<size_t>(cols * rank));
+  check(sfac_dense_download(user_factors, p.data()), "download planted user factors");
+  check(sfac_dense_download(item_factors, q.data()), "download planted item factors");
+  std::vector<int64_t> offsets(static_cast<size_t>(rows) + 1);
+  std::vector<int32_t> columns(static_cast<size_t>(nnz));
+  std::vector<float> values(static_cast<size_t>(nnz));
+  check(sfac_sparse_download_csr(ratings, offsets.data(), columns.data(), values.data()),
+        "download CSR");
+  sfac_sparse_destroy(ratings);
+  const auto k = static_cast<size_t>(rank);
+  for (size_t u = 0; u < static_cast<size_t>(rows); ++u) {
+    for (int64_t e = offsets[u]; e < offsets[u + 1]; ++e) {
+      const float* pu = p.data() + u * k;
+      const float* qi = q.data() + static_cast<size_t>(columns[static_cast<size_t>(e)]) * k;
+      double dot = 0.0;
+      for (size_t f = 0; f < k; ++f) dot += double{pu[f]} * qi[f];
+      values[static_cast<size_t>(e)] -= static_cast<float>((1.0 - signal) * dot);
+    }
+  }
+  sfac_sparse* out = nullptr;
+  check(sfac_sparse_create_csr(cpu, rows, cols, offsets.data(), columns.data(), values.data(),
+                               SFAC_SPARSE_DEFAULT, &out),
+        "rescaled ratings");
+  return out;
+}
+
 // Ratings on the CPU context: `target` nonzeros as nearly as the generator gives them (duplicate
 // draws, and for implicit data the kept third, make it fall short; one retry with proportionally
-// more draws when it is more than 2% short). *runs = generator runs.
+// more draws when it is more than 2% short). *runs = generator runs. Explicit feedback: the
+// planted part times `signal` (scale_signal).
 inline sfac_sparse* synthesize(sfac_context* cpu, sfac_feedback feedback, int64_t users,
                                int64_t items, int64_t target, int64_t planted_rank, double noise,
-                               double skew, int* runs) {
+                               double skew, int* runs, double signal = 1.0) {
   int64_t request = target;
+  const bool rescale = signal != 1.0 && feedback == SFAC_FEEDBACK_EXPLICIT;
   for (int attempt = 0;; ++attempt) {
     *runs = attempt + 1;
     sfac_sparse* ratings = nullptr;
+    sfac_dense *user_factors = nullptr, *item_factors = nullptr;
     check(sfac_synthesize_ratings(cpu, feedback, users, items, request, planted_rank, noise, skew,
-                                  &ratings, nullptr, nullptr),
+                                  &ratings, rescale ? &user_factors : nullptr,
+                                  rescale ? &item_factors : nullptr),
           "synthesize ratings");
     int64_t got = 0;
     check(sfac_sparse_get_shape(ratings, nullptr, nullptr, &got), "shape");
     if (attempt == 1 || got >= target - target / 50 || got == 0 || request == users * items) {
+      if (rescale) ratings = scale_signal(cpu, ratings, user_factors, item_factors, signal);
+      sfac_dense_destroy(user_factors);
+      sfac_dense_destroy(item_factors);
       return ratings;
     }
+    sfac_dense_destroy(user_factors);
+    sfac_dense_destroy(item_factors);
     sfac_sparse_destroy(ratings);
     const double more =
         static_cast<double>(request) * static_cast<double>(target) / static_cast<double>(got);
