@@ -41,6 +41,7 @@
 //             [--lambda 0.05] [--lr 0.08] [--decay 0.3] [--biases 0] [--target-rmse 0]
 //             [--peak-gbs 3350] [--device-memory-limit 0] [--skew 0.6] [--signal 1]
 //             [--threads 0] [--device 0] [--seed 1] [--factor-dtype float32,float16,bfloat16 (a list)]
+//             [--schedule hogwild,wavefront (a list: one CUDA row each, SFAC_OPT_SGD_SCHEDULE)]
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -87,7 +88,8 @@ const char* kUsage =
     "[--device-memory-limit 0 (list of bytes, CUDA trainer; 0 = none)] [--skew 0.6] "
     "[--signal 1 (std of the planted part)] [--threads 0 (all)] "
     "[--device 0] [--seed 1] [--factor-dtype float32 (list of float32, float16, bfloat16: one CUDA "
-    "row each; SFAC_OPT_FACTOR_DTYPE)]";
+    "row each; SFAC_OPT_FACTOR_DTYPE)] [--schedule hogwild (list of hogwild, wavefront: one CUDA "
+    "row each)]";
 
 [[noreturn]] void usage_error(const char* program, const std::string& why) {
   std::fprintf(stderr, "%s: %s\nusage: %s %s\n", program, why.c_str(), program, kUsage);
@@ -250,6 +252,7 @@ int main(int argc, char** argv) {
   const int device = static_cast<int>(flags.integer("--device", 0, 0, 1023));
   const uint64_t seed = static_cast<uint64_t>(flags.integer("--seed", 1, 0, INT64_MAX));
   const std::string dtype_list = flags.text("--factor-dtype", "float32");
+  const std::string schedule_list = flags.text("--schedule", "hogwild");
   flags.done();
   // The CUDA rows: one per storage type; the CPU trains float32 factors only.
   std::vector<sfac_dtype> dtypes;
@@ -265,6 +268,17 @@ int main(int argc, char** argv) {
     }
   }
   if (dtypes.empty()) usage_error(argv[0], "--factor-dtype: empty list");
+  std::vector<sfac_sgd_schedule> schedules;
+  for (const std::string& name : bench::split(schedule_list)) {
+    if (name == "hogwild") {
+      schedules.push_back(SFAC_SGD_HOGWILD);
+    } else if (name == "wavefront") {
+      schedules.push_back(SFAC_SGD_WAVEFRONT);
+    } else {
+      usage_error(argv[0], "--schedule: unknown schedule '" + name + "'");
+    }
+  }
+  if (schedules.empty()) usage_error(argv[0], "--schedule: empty list");
   std::vector<const Case*> cases;
   for (const std::string& name : bench::split(case_list)) {
     const Case* found = nullptr;
@@ -283,7 +297,8 @@ int main(int argc, char** argv) {
       "epoch_ms: median of %d CUDA / %d CPU single-epoch runs, no warm-up; Gupd/s = train nnz / "
       "median epoch;\nGB/s = Gupd/s x (8 + 4 k s) bytes per update (s = 4 for float32, 2 for "
       "16-bit storage), %%peak of %g GB/s; target: %s;\nback: cu32, cu16, cubf = CUDA with "
-      "float32, float16, bfloat16 factors (@NG: under a device memory limit of N GB); cpu = "
+      "float32, float16, bfloat16 factors (w: wavefront schedule; @NG: under a device memory "
+      "limit of N GB); cpu = "
       "CPU, float32;\nx_epoch, x_target = CUDA / CPU (median epoch, seconds to target)\n",
       epochs, cpu_epochs, peak_gbs,
       target_rmse > 0.0 ? ("first epoch with RMSE <= " + number(target_rmse)).c_str()
@@ -398,14 +413,20 @@ int main(int argc, char** argv) {
       };
       for (const sfac_dtype dtype : gpu ? dtypes : std::vector<sfac_dtype>()) {
         check(sfac_train_options_set_int(options, SFAC_OPT_FACTOR_DTYPE, dtype), "dtype");
-        for (const int64_t limit : memory_limits) {
-          const Result on_gpu = time_backend(gpu, gpu_train, gpu_test, options, limit, epochs);
-          std::string label = dtype == SFAC_DTYPE_FLOAT32   ? "cu32"
-                              : dtype == SFAC_DTYPE_FLOAT16 ? "cu16"
-                                                            : "cubf";
-          if (limit > 0) label += "@" + number(static_cast<double>(limit) * 1e-9) + "G";
-          row(label.c_str(), dtype, on_gpu, &on_cpu);
+        for (const sfac_sgd_schedule schedule : schedules) {
+          check(sfac_train_options_set_int(options, SFAC_OPT_SGD_SCHEDULE, schedule), "schedule");
+          for (const int64_t limit : memory_limits) {
+            const Result on_gpu = time_backend(gpu, gpu_train, gpu_test, options, limit, epochs);
+            std::string label = dtype == SFAC_DTYPE_FLOAT32   ? "cu32"
+                                : dtype == SFAC_DTYPE_FLOAT16 ? "cu16"
+                                                              : "cubf";
+            if (schedule == SFAC_SGD_WAVEFRONT) label += "w";
+            if (limit > 0) label += "@" + number(static_cast<double>(limit) * 1e-9) + "G";
+            row(label.c_str(), dtype, on_gpu, &on_cpu);
+          }
         }
+        check(sfac_train_options_set_int(options, SFAC_OPT_SGD_SCHEDULE, SFAC_SGD_HOGWILD),
+              "schedule");
       }
       if (cpu_epochs > 0 || !gpu) row("cpu", SFAC_DTYPE_FLOAT32, on_cpu, nullptr);
       std::fflush(stdout);

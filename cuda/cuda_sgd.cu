@@ -27,6 +27,15 @@ constexpr int64_t kMaxChunk = 32;
 constexpr int64_t kRatingsPerWorker = 4096;
 // Deterministic mode: the grid's size (blocks per side) at most; one diagonal runs at a time.
 constexpr int64_t kDeterministicGrid = 64;
+// Wavefront: ratings a cell holds at least on average (nnz / (workers x ranges), with two item
+// ranges per worker), so that taking and releasing a lock is paid over many updates.
+constexpr int64_t kWavefrontCellRatings = 32;
+constexpr int64_t kRangesPerWorker = 2;
+// Hogwild: a user with more ratings than a worker's mean share over this is cut into pieces dealt
+// to several workers (core/sgd_chunks.h), so that no worker's share passes the mean by more
+// than that; without it a power-law user side leaves most of the device idle while the workers
+// of the heaviest users finish.
+constexpr int64_t kSplitShareFraction = 4;
 
 // Without a memory limit, the trainer may take this share of the memory free at its start.
 constexpr double kFreeMemoryShare = 0.9;
@@ -134,18 +143,32 @@ class CudaSgdTrainer final : public Trainer {
                 : 1;
     // Hogwild workers: as many warps as fit the device at once, fewer where the data has too
     // few ratings for them, unless the caller chose.
+    const bool wavefront = !options.deterministic && options.sgd_schedule == SFAC_SGD_WAVEFRONT;
+    const int64_t resident = kernels::sgd_resident_workers(dtype_, stride_);
     workers_ = grid_ > 1                  ? grid_
                : options.deterministic   ? 1  // one user or one item: no grid to run
                : options.sgd_workers > 0 ? options.sgd_workers
-                                         : std::clamp<int64_t>(
-                                               nnz_ / kRatingsPerWorker, 1,
-                                               kernels::sgd_resident_workers(dtype_, stride_));
+               : wavefront               ? wavefront_workers(resident)
+                                         : std::clamp<int64_t>(nnz_ / kRatingsPerWorker, 1,
+                                                               resident);
+    // Wavefront: two item ranges a worker, so a worker rarely waits for its next one.
+    ranges_ = wavefront ? std::clamp<int64_t>(kRangesPerWorker * workers_, 1,
+                                              std::max<int64_t>(items_, 1))
+                        : 0;
     budget_ = free_memory_budget();
     streamed_ = nnz_ > (budget_ - fixed_bytes()) / static_cast<int64_t>(sizeof(SgdSample));
     const int64_t slabs = plan_slabs();
+    SgdLayout layout;
+    layout.max_chunk = kMaxChunk;
+    layout.grid = grid_;
+    layout.workers = grid_ > 1 ? 1 : workers_;
+    layout.ranges = ranges_;
+    layout.slabs = slabs;
+    if (grid_ <= 1 && ranges_ == 0 && kernels::sgd_splits_users(stride_)) {
+      layout.split_above = std::max(kMaxChunk, nnz_ / workers_ / kSplitShareFraction);
+    }
     SgdChunks chunks = arrange_sgd_chunks(users_, items_, offsets.data(), indices.data(),
-                                          values.data(), scale_, kMaxChunk, grid_,
-                                          grid_ > 1 ? 1 : workers_, slabs, rng_,
+                                          values.data(), scale_, layout, rng_,
                                           backend_->num_threads());
     user_count_ = upload(row_counts(offsets), own);
     item_count_ = upload(column_counts(indices, items_), own);
@@ -154,7 +177,15 @@ class CudaSgdTrainer final : public Trainer {
 
     chunk_begin_ = upload(chunks.chunk_begin, own);
     chunk_user_ = upload(chunks.chunk_user, own);
+    if (!chunks.split_weight.empty()) split_weight_ = upload(chunks.split_weight, own);
     part_begin_ = upload(chunks.part_begin, own);
+    if (ranges_ > 0) {
+      part_cells_ = upload(chunks.part_cells, own);
+      cell_begin_ = upload(chunks.cell_begin, own);
+      cell_range_ = upload(chunks.cell_range, own);
+      locks_ = DeviceBuffer<int>(static_cast<size_t>(ranges_), own);
+      SFAC_CUDA_TRY(cudaMemsetAsync(locks_.data(), 0, locks_.size() * sizeof(int), own));
+    }
     chunks_ = chunks.chunks();
     parts_ = chunks.parts;
     slab_begin_ = chunks.slab_begin;
@@ -188,9 +219,16 @@ class CudaSgdTrainer final : public Trainer {
     // worker in its stored order, so the result depends on nothing but the seed.
     for (int64_t slab = 0; slab < slabs(); ++slab) {
       const kernels::SgdChunkView view = stage(slab);
-      kernels::SgdSchedule sched{parts_, part_begin_.data() + slab * (parts_ + 1)};
-      if (grid_ <= 1) sched.rotation = rng_();
-      kernels::launch_sgd_update(model_view(), view, sched, step, stream());
+      if (ranges_ > 0) {
+        kernels::SgdWavefront sched{parts_, part_cells_.data() + slab * (parts_ + 1),
+                                    cell_begin_.data(), cell_range_.data(), locks_.data()};
+        sched.rotation = rng_();
+        kernels::launch_sgd_wavefront(model_view(), view, sched, step, stream());
+      } else {
+        kernels::SgdSchedule sched{parts_, part_begin_.data() + slab * (parts_ + 1)};
+        if (grid_ <= 1) sched.rotation = rng_();
+        kernels::launch_sgd_update(model_view(), view, sched, step, stream());
+      }
       release(slab);
     }
     SFAC_CUDA_TRY(cudaStreamSynchronize(stream()));  // reports the epoch's errors as its own
@@ -316,7 +354,7 @@ class CudaSgdTrainer final : public Trainer {
   // use by the previous slab's kernel), the compute stream waiting for the copy.
   kernels::SgdChunkView stage(int64_t slab) {
     kernels::SgdChunkView view{samples_.data(), 0, chunk_begin_.data(), chunk_user_.data(),
-                               chunks_};
+                               chunks_, split_weight_.size() ? split_weight_.data() : nullptr};
     if (!streamed()) return view;
     const size_t b = static_cast<size_t>(slab % 2);
     const int64_t first = slab_first_[slab], count = slab_end_[slab] - first;
@@ -359,13 +397,32 @@ class CudaSgdTrainer final : public Trainer {
     copy_ = CopyStream::create();
   }
 
+  // Workers of the wavefront: about sqrt(nnz / (kRangesPerWorker kWavefrontCellRatings)), so
+  // that cells hold kWavefrontCellRatings on average, at most half the items (two ranges of at
+  // least one item each) and what fits the device.
+  int64_t wavefront_workers(int64_t resident) const {
+    const auto w = static_cast<int64_t>(std::sqrt(
+        static_cast<double>(nnz_) / static_cast<double>(kRangesPerWorker * kWavefrontCellRatings)));
+    return std::clamp<int64_t>(std::min({w, items_ / kRangesPerWorker, resident}), 1, resident);
+  }
+
   // What the trainer keeps on the device besides its samples (an upper bound).
   int64_t fixed_bytes() const {
     const int64_t rows = users_ + items_;
-    const int64_t chunks = users_ * (grid_ > 1 ? grid_ : 1) + nnz_ / kMaxChunk + 1;
+    // A user's chunks: one per grid block or wavefront range it rates, plus one per kMaxChunk.
+    const int64_t runs = grid_ > 1    ? users_ * grid_
+                         : ranges_ > 0 ? std::min(nnz_, users_ * ranges_)
+                                       : users_;
+    // Hogwild may split users: a piece adds a chunk at most, and pieces hold kMaxChunk or more.
+    const int64_t pieces = grid_ <= 1 && ranges_ == 0 ? nnz_ / kMaxChunk : 0;
+    const int64_t chunks = runs + pieces + nnz_ / kMaxChunk + 1;
     const int64_t part_offsets = (kMaxSlabs + 1) * (workers_ + 1);
+    // Wavefront: a cell per (worker, range) at most, and the locks.
+    const int64_t cells = ranges_ > 0 ? std::min(nnz_, workers_ * ranges_) + 1 : 0;
     return chunks * int64_t{sizeof(int64_t) + sizeof(int32_t)} +
-           part_offsets * int64_t{sizeof(int64_t)} +
+           cells * int64_t{sizeof(int64_t) + sizeof(int32_t)} + ranges_ * int64_t{sizeof(int)} +
+           part_offsets * int64_t{sizeof(int64_t)} * (ranges_ > 0 ? 2 : 1) +
+           users_ * int64_t{sizeof(float)} * (pieces > 0 ? 1 : 0) +
            rows * (stride_ * static_cast<int64_t>(storage_bytes(dtype_)) +
                    int64_t{sizeof(int64_t)} + (options_.use_biases ? 4 : 0)) +
            std::max(users_, items_) * rank_ * int64_t{sizeof(float)};  // staging and widening
@@ -400,7 +457,9 @@ class CudaSgdTrainer final : public Trainer {
     if (grid_ > 1 || !streamed_) return 1;
     const int64_t room =
         (budget_ - fixed_bytes()) / static_cast<int64_t>(sizeof(SgdSample));
-    const int64_t per_buffer = room / 2 - workers_ * kMaxChunk;
+    int64_t per_buffer = room / 2 - workers_ * kMaxChunk;
+    // Wavefront pieces end at cell boundaries, past an equal share by up to a cell each.
+    if (ranges_ > 0) per_buffer -= per_buffer / 4;
     const int64_t slabs = per_buffer > 0 ? (nnz_ + per_buffer - 1) / per_buffer : kMaxSlabs + 1;
     if (slabs > kMaxSlabs) fail_to_fit(2 * (nnz_ / kMaxSlabs + workers_ * kMaxChunk));
     return slabs;
@@ -428,6 +487,7 @@ class CudaSgdTrainer final : public Trainer {
   int64_t budget_ = 0;     // device bytes the trainer may take
   bool streamed_ = false;  // samples copied in slab by slab each pass
   int64_t chunks_ = 0, workers_ = 1, parts_ = 1;
+  int64_t ranges_ = 0;  // wavefront item ranges (0: Hogwild or the grid)
   std::vector<int64_t> slab_begin_, slab_first_, slab_end_;  // per slab (host)
   DeviceBuffer<SgdSample> samples_;  // all of them, when they fit
   // Streamed: the samples on the host, two device buffers of a slab, the copy stream (declared
@@ -436,6 +496,10 @@ class CudaSgdTrainer final : public Trainer {
   DeviceBuffer<SgdSample> buffers_[2];
   DeviceBuffer<int64_t> chunk_begin_, part_begin_;
   DeviceBuffer<int32_t> chunk_user_;
+  DeviceBuffer<float> split_weight_;  // per user, when users are split
+  DeviceBuffer<int64_t> part_cells_, cell_begin_;  // wavefront
+  DeviceBuffer<int32_t> cell_range_;
+  DeviceBuffer<int> locks_;
   DeviceBuffer<int64_t> user_count_, item_count_;
   DeviceBuffer<char> user_rows_, item_rows_;
   DeviceBuffer<float> user_bias_, item_bias_;

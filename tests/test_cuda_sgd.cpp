@@ -1,10 +1,12 @@
 // The CUDA SGD trainer against the CPU trainer on planted data: the held-out error the CPU
 // reaches with float32 factors, within 2%, for every rank and storage type; samples streamed
-// through a device memory limit give the in-memory error (Hogwild) or the same bits
-// (deterministic); memory limits below the data and unsupported ranks answer with a status and
+// through a device memory limit give the in-memory error (Hogwild, wavefront) or the same bits
+// (deterministic); the wavefront schedule reaches the same error, also with far more workers
+// than item ranges; memory limits below the data and unsupported ranks answer with a status and
 // leave the context usable. Skipped without a
 // device; the backend-parameterized tests of test_train.cpp hold it to the CPU's other
 // assertions (noise floor, determinism, callbacks, divergence, loss).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -66,7 +68,7 @@ const Data& planted() {
 // Held-out RMSE after 25 epochs (lambda 0.05, cuMF_SGD's Netflix schedule) under a device
 // memory limit (0: none).
 double held_out_rmse(sfac_backend backend, int64_t rank, sfac_dtype dtype,
-                     int64_t memory_limit = 0) {
+                     int64_t memory_limit = 0, sfac_sgd_schedule schedule = SFAC_SGD_HOGWILD) {
   const Data& d = planted();
   Context ctx = make_context(backend, 0, 77);
   Sparse train = create_sparse(ctx.get(), d.train);
@@ -79,6 +81,7 @@ double held_out_rmse(sfac_backend backend, int64_t rank, sfac_dtype dtype,
   EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_FACTOR_DTYPE, dtype), SFAC_OK);
   EXPECT_EQ(sfac_train_options_set_double(raw, SFAC_OPT_LAMBDA, 0.05), SFAC_OK);
   EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_DEVICE_MEMORY_LIMIT, memory_limit), SFAC_OK);
+  EXPECT_EQ(sfac_train_options_set_int(raw, SFAC_OPT_SGD_SCHEDULE, schedule), SFAC_OK);
   sfac_model* m = nullptr;
   EXPECT_EQ(sfac_train(ctx.get(), train.get(), raw, &m), SFAC_OK) << sfac_last_error();
   Model model(m);
@@ -96,6 +99,9 @@ constexpr int64_t kStreamingLimit = int64_t{4} << 20;
 // Deterministic mode cuts a user's ratings by item range too (up to 64 chunks a user), which the
 // trainer budgets for: about 9.4 MB besides the samples here.
 constexpr int64_t kDeterministicStreamingLimit = int64_t{10} << 20;
+// The wavefront cuts a user's ratings by item range (182 ranges here, about 500,000 chunks of
+// 12 bytes): about 10 MB besides the samples.
+constexpr int64_t kWavefrontStreamingLimit = int64_t{12} << 20;
 
 class CudaSgd : public ::testing::TestWithParam<Case> {
  protected:
@@ -105,15 +111,27 @@ class CudaSgd : public ::testing::TestWithParam<Case> {
   }
 };
 
+// The CPU trainer's held-out error with float32 factors, per rank (computed once).
+double cpu_rmse(int64_t rank) {
+  static std::map<int64_t, double> cache;
+  if (!cache.count(rank)) cache[rank] = held_out_rmse(SFAC_BACKEND_CPU, rank, SFAC_DTYPE_FLOAT32);
+  return cache[rank];
+}
+
 TEST_P(CudaSgd, ReachesTheCpuTrainersHeldOutError) {
   const Case c = GetParam();
-  static std::map<int64_t, double> cpu_rmse;  // float32 on the CPU, per rank
-  if (!cpu_rmse.count(c.rank)) {
-    cpu_rmse[c.rank] = held_out_rmse(SFAC_BACKEND_CPU, c.rank, SFAC_DTYPE_FLOAT32);
-  }
-  const double cpu = cpu_rmse[c.rank];
+  const double cpu = cpu_rmse(c.rank);
   const double gpu = held_out_rmse(SFAC_BACKEND_CUDA, c.rank, c.dtype);
   EXPECT_LT(cpu, 0.7) << "the CPU trainer itself is far from the noise floor (sigma 0.5)";
+  EXPECT_LE(gpu, cpu * 1.02) << "CPU float32 " << cpu;
+  EXPECT_GT(gpu, 0.45) << "below the noise floor: the held-out error is not what it seems";
+}
+
+// The wavefront schedule (item ranges locked per worker) is held to the same error.
+TEST_P(CudaSgd, WavefrontReachesTheCpuTrainersHeldOutError) {
+  const Case c = GetParam();
+  const double cpu = cpu_rmse(c.rank);
+  const double gpu = held_out_rmse(SFAC_BACKEND_CUDA, c.rank, c.dtype, 0, SFAC_SGD_WAVEFRONT);
   EXPECT_LE(gpu, cpu * 1.02) << "CPU float32 " << cpu;
   EXPECT_GT(gpu, 0.45) << "below the noise floor: the held-out error is not what it seems";
 }
@@ -158,6 +176,98 @@ TEST_F(CudaSgdLimits, SamplesStreamedInSlabsReachTheInMemoryError) {
     EXPECT_LE(streamed, in_memory * 1.02) << "dtype " << dtype;
     EXPECT_GE(streamed, in_memory * 0.98) << "dtype " << dtype;
   }
+}
+
+// Users with many times a worker's fair share of the ratings (skew 0.8 on 2,000 users: the
+// heaviest has about 3,600 of 245,000, a worker's mean share is under 1,000) are cut between
+// workers, each adding a weighted change to their row: training stays stable and reaches the
+// CPU trainer's error.
+TEST_F(CudaSgdLimits, UsersSplitBetweenWorkersReachTheCpuTrainersError) {
+  Triplets train, test;
+  {
+    Context cpu = make_cpu_context(0, test_seed());
+    sfac_sparse* raw = nullptr;
+    SFAC_ASSERT_OK(sfac_synthesize_ratings(cpu.get(), SFAC_FEEDBACK_EXPLICIT, 2000, 4000, 600000,
+                                           4, 0.5, 0.8, &raw, nullptr, nullptr));
+    Sparse all(raw);
+    sfac_sparse *a = nullptr, *b = nullptr;
+    SFAC_ASSERT_OK(sfac_split_random(raw, 0.1, test_seed(), &a, &b));
+    Sparse ka(a), kb(b);
+    train = triplets_of(a);
+    test = triplets_of(b);
+  }
+  int64_t heaviest = 0;
+  std::map<int32_t, int64_t> per_user;
+  for (int32_t u : train.r) heaviest = std::max(heaviest, ++per_user[u]);
+  ASSERT_GT(heaviest, 2 * static_cast<int64_t>(train.r.size()) / 256)
+      << "no user with twice the mean share of 256 workers";
+  double rmse[2] = {0, 0};
+  for (sfac_backend backend : {SFAC_BACKEND_CPU, SFAC_BACKEND_CUDA}) {
+    Context ctx = make_context(backend, 0, 11);
+    Sparse tr = create_sparse(ctx.get(), train), te = create_sparse(ctx.get(), test);
+    sfac_train_options* raw = nullptr;
+    SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_SGD, &raw));
+    Options o(raw);
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_RANK, 32));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_SGD_WORKERS, 256));
+    sfac_model* m = nullptr;
+    SFAC_ASSERT_OK(sfac_train(ctx.get(), tr.get(), raw, &m));
+    Model model(m);
+    SFAC_ASSERT_OK(sfac_model_evaluate(m, te.get(), &rmse[backend == SFAC_BACKEND_CUDA], nullptr));
+  }
+  EXPECT_LT(rmse[0], 0.7) << "the CPU trainer itself is far from the noise floor (sigma 0.5)";
+  EXPECT_LE(rmse[1], rmse[0] * 1.02) << "CPU " << rmse[0];
+}
+
+TEST_F(CudaSgdLimits, WavefrontStreamedInSlabsReachesTheInMemoryError) {
+  const double in_memory =
+      held_out_rmse(SFAC_BACKEND_CUDA, 32, SFAC_DTYPE_FLOAT16, 0, SFAC_SGD_WAVEFRONT);
+  const double streamed = held_out_rmse(SFAC_BACKEND_CUDA, 32, SFAC_DTYPE_FLOAT16,
+                                        kWavefrontStreamingLimit, SFAC_SGD_WAVEFRONT);
+  EXPECT_LE(streamed, in_memory * 1.02);
+  EXPECT_GE(streamed, in_memory * 0.98);
+}
+
+// Many more workers than item ranges (64 workers, 20 items: 20 locks): most wait at every step,
+// and every cell still runs once per epoch: the loss falls as on the CPU trainer and ends within
+// 20% of the CPU trainer's (planted rank 2, noise 0.1; the order of the updates alone moves the
+// loss after 20 epochs by several percent).
+TEST_F(CudaSgdLimits, WavefrontWithMoreWorkersThanItemRangesTrains) {
+  Triplets t;
+  {
+    Context cpu = make_cpu_context(0, test_seed());
+    sfac_sparse* raw = nullptr;
+    SFAC_ASSERT_OK(sfac_synthesize_ratings(cpu.get(), SFAC_FEEDBACK_EXPLICIT, 3000, 20, 30000, 2,
+                                           0.1, 0.3, &raw, nullptr, nullptr));
+    Sparse all(raw);
+    t = triplets_of(raw);
+  }
+  double final_loss[2] = {0, 0};
+  for (sfac_backend backend : {SFAC_BACKEND_CPU, SFAC_BACKEND_CUDA}) {
+    SCOPED_TRACE(backend == SFAC_BACKEND_CPU ? "CPU" : "CUDA");
+    Context ctx = make_context(backend, 0, 3);
+    Sparse train = create_sparse(ctx.get(), t);
+    sfac_train_options* raw = nullptr;
+    SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_SGD, &raw));
+    Options o(raw);
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_RANK, 4));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_SGD_SCHEDULE, SFAC_SGD_WAVEFRONT));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_SGD_WORKERS, 64));
+    sfac_trainer* tr = nullptr;
+    SFAC_ASSERT_OK(sfac_trainer_create(ctx.get(), train.get(), raw, &tr));
+    Trainer trainer(tr);
+    double first = 0.0;
+    for (int epoch = 1; epoch <= 20; ++epoch) {
+      SFAC_ASSERT_OK(sfac_trainer_run(tr, 1, nullptr));
+      double loss = 0.0;
+      SFAC_ASSERT_OK(sfac_trainer_get_loss(tr, &loss));
+      ASSERT_TRUE(std::isfinite(loss)) << "epoch " << epoch;
+      if (epoch == 1) first = loss;
+      final_loss[backend == SFAC_BACKEND_CUDA] = loss;
+    }
+    EXPECT_LT(final_loss[backend == SFAC_BACKEND_CUDA], 0.5 * first);
+  }
+  EXPECT_LE(final_loss[1], final_loss[0] * 1.2) << "CPU " << final_loss[0];
 }
 
 // Deterministic mode runs the same slabs (the grid's diagonals) in the same order whether the

@@ -135,6 +135,8 @@ TEST_F(Enums, UnknownAlgorithmIsInvalidAndUnknownOptionIsUnsupported) {
                       sfac_train_options_set_int(o.get(), SFAC_OPT_ALS_REGULARIZATION, v));
     SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "SFAC_OPT_FACTOR_DTYPE",
                       sfac_train_options_set_int(o.get(), SFAC_OPT_FACTOR_DTYPE, v));
+    SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "SFAC_OPT_SGD_SCHEDULE (option 204)",
+                      sfac_train_options_set_int(o.get(), SFAC_OPT_SGD_SCHEDULE, v));
   }
   int64_t solver = -1;
   SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_ALS_SOLVER, &solver));

@@ -531,6 +531,24 @@ TEST(TrainOptions, FactorDtypeDefaultsToFloat32AndTakesTheThreeStorageTypes) {
   EXPECT_EQ(dtype, SFAC_DTYPE_FLOAT32);
 }
 
+TEST(TrainOptions, SgdScheduleDefaultsToHogwildAndTakesWavefront) {
+  Options o = make_options(SFAC_ALGO_SGD);
+  int64_t schedule = -1;
+  SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_SGD_SCHEDULE, &schedule));
+  EXPECT_EQ(schedule, SFAC_SGD_HOGWILD);
+  SFAC_ASSERT_OK(sfac_train_options_set_int(o.get(), SFAC_OPT_SGD_SCHEDULE, SFAC_SGD_WAVEFRONT));
+  SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_SGD_SCHEDULE, &schedule));
+  EXPECT_EQ(schedule, SFAC_SGD_WAVEFRONT);
+  for (int64_t bad : {int64_t{-1}, int64_t{2}, int64_t{1} << 40}) {
+    SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "SFAC_OPT_SGD_SCHEDULE (option 204)",
+                      sfac_train_options_set_int(o.get(), SFAC_OPT_SGD_SCHEDULE, bad));
+  }
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "takes an integer",
+                    sfac_train_options_set_double(o.get(), SFAC_OPT_SGD_SCHEDULE, 1.0));
+  SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_SGD_SCHEDULE, &schedule));
+  EXPECT_EQ(schedule, SFAC_SGD_WAVEFRONT);
+}
+
 // Rounding to the storage types against independent references: the compiler's _Float16
 // conversion, and bfloat16's rounding on the bits.
 TEST(FactorStorage, RoundsToNearestEvenAsTheHardwareConversionsDo) {

@@ -482,13 +482,31 @@ typedef enum sfac_option SFAC_ENUM_BASE {
   SFAC_OPT_SGD_DECAY = 201,         /* double >= 0; beta of the schedule. Default 0.3 */
   SFAC_OPT_SGD_SCALE_RATINGS = 202, /* int 0/1; train on ratings divided by their standard
                                        deviation, as cuMF_SGD does. Default 1 */
-  SFAC_OPT_SGD_WORKERS = 203        /* int >= 0; SGD workers that update at the same time on a
+  SFAC_OPT_SGD_WORKERS = 203,       /* int >= 0; SGD workers that update at the same time on a
                                        CUDA device (each a warp with its own users; items are
                                        shared, Hogwild). More run faster but lose more updates to
                                        collisions on popular items. 0 = automatic: as many as
                                        fit the device, at most one per 4096 ratings. The CPU
                                        backend runs one worker per context thread. Default 0 */
+  SFAC_OPT_SGD_SCHEDULE = 204       /* sfac_sgd_schedule; how CUDA SGD workers share the items.
+                                       Deterministic training runs its own block grid, and the
+                                       CPU backend LIBMF-style conflict-free blocks, whatever
+                                       this says. Default SFAC_SGD_HOGWILD */
 } sfac_option;
+
+/* Schedules of SGD on a CUDA device (cuMF_SGD section 5). Either way each worker owns a set of
+ * users, so no update of a user's row is lost.
+ * HOGWILD: every worker walks its users' ratings in a random order and updates any item without
+ * locks; two workers on one item at once lose one's update (rare but not never on popular
+ * items). The faster one.
+ * WAVEFRONT: the items are cut into ranges (two per worker) locked through a 1-D array; a
+ * worker runs its ratings range by range, in its own random order of the ranges, each while
+ * it holds that range's lock, so no update is lost. Fewer workers (about sqrt(nnz / 64), and at
+ * most half the items) and shorter runs per user make it slower. */
+typedef enum sfac_sgd_schedule SFAC_ENUM_BASE {
+  SFAC_SGD_HOGWILD = 0,
+  SFAC_SGD_WAVEFRONT = 1
+} sfac_sgd_schedule;
 
 /* Regularization of ALS: PLAIN adds lambda * I to every normal equation (implicit library);
  * WEIGHTED adds lambda * n_u * I, n_u = the row's number of ratings (ALS-WR: Spark, cuMF). */

@@ -36,6 +36,7 @@ bool is_int_option(sfac_option option) {
     case SFAC_OPT_ALS_CG_STEPS:
     case SFAC_OPT_SGD_SCALE_RATINGS:
     case SFAC_OPT_SGD_WORKERS:
+    case SFAC_OPT_SGD_SCHEDULE:
       return true;
     default:
       return false;
@@ -104,6 +105,9 @@ std::string option_label(sfac_option option) {
       break;
     case SFAC_OPT_SGD_WORKERS:
       name = "SFAC_OPT_SGD_WORKERS";
+      break;
+    case SFAC_OPT_SGD_SCHEDULE:
+      name = "SFAC_OPT_SGD_SCHEDULE";
       break;
   }
   return std::string(name) + " (option " + std::to_string(static_cast<int>(option)) + ")";
@@ -187,6 +191,11 @@ void TrainOptions::set_int(sfac_option option, int64_t value) {
                     "in [0, 2^24] (0 = automatic)");
       sgd_workers = value;
       break;
+    case SFAC_OPT_SGD_SCHEDULE:
+      require_range(value == SFAC_SGD_HOGWILD || value == SFAC_SGD_WAVEFRONT, option, v,
+                    "SFAC_SGD_HOGWILD or SFAC_SGD_WAVEFRONT");
+      sgd_schedule = static_cast<sfac_sgd_schedule>(value);
+      break;
     default:
       break;
   }
@@ -259,6 +268,8 @@ int64_t TrainOptions::get_int(sfac_option option) const {
       return cg_steps;
     case SFAC_OPT_SGD_WORKERS:
       return sgd_workers;
+    case SFAC_OPT_SGD_SCHEDULE:
+      return sgd_schedule;
     default:
       return 0;
   }

@@ -29,6 +29,7 @@ struct TrainOptions {
   double decay = 0.3;
   bool scale_ratings = true;
   int64_t sgd_workers = 0;  // CUDA SGD's concurrent workers; 0 = automatic
+  sfac_sgd_schedule sgd_schedule = SFAC_SGD_HOGWILD;  // CUDA SGD
 
   std::shared_ptr<const SparseMatrix> validation;
   sfac_epoch_callback callback = nullptr;

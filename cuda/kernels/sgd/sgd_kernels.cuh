@@ -39,6 +39,10 @@ struct SgdChunkView {
   const int64_t* chunk_begin;  // chunks + 1
   const int32_t* chunk_user;
   int64_t chunks;
+  // Per user, 1 / (pieces it is split into), or null when no user is split: a split user's
+  // pieces run at once on different workers, and each adds its chunk's change times this, so
+  // that the row moves by the average of their steps, not their sum.
+  const float* split_weight = nullptr;
 };
 
 // One launch of the update kernel: worker w runs chunks [part_begin[w], part_begin[w + 1]) (a
@@ -56,7 +60,26 @@ struct SgdStep {
   float lambda_p, lambda_q;  // in training units
 };
 
-// Warps of the update kernel that fit the device at once (the persistent grid's size).
+// The wavefront schedule of one launch (cuMF_SGD section 5.2): worker w runs cells
+// [part_cells[w], part_cells[w + 1]) (SgdChunks::part_cells of a slab), starting `rotation`
+// cells in and wrapping around; cell x is chunks [cell_begin[x], cell_begin[x + 1]) of item range
+// cell_range[x], run while the worker holds locks[cell_range[x]] (0 free, 1 held; all free
+// before and after a launch).
+struct SgdWavefront {
+  int64_t workers;
+  const int64_t* part_cells;
+  const int64_t* cell_begin;
+  const int32_t* cell_range;
+  int* locks;
+  uint64_t rotation = 0;
+};
+
+// Whether the update kernel takes users split between workers (chunk_user ~u) for rows of
+// `stride` entries: it keeps the row as the chunk found it in registers, which only rows of up to
+// 32 entries a lane leave room for.
+__host__ __device__ constexpr bool sgd_splits_users(int64_t stride) { return stride <= 32 * 32; }
+
+// Workers of the update kernel that fit the device at once (the persistent grid's size).
 int64_t sgd_resident_workers(sfac_dtype dtype, int64_t stride);
 
 // One pass of every scheduled worker over its chunks: for each rating r of user u and item i,
@@ -65,6 +88,13 @@ int64_t sgd_resident_workers(sfac_dtype dtype, int64_t stride);
 // and b_u stay in registers (float) for the whole chunk and are stored once at its end.
 void launch_sgd_update(const SgdModel& model, const SgdChunkView& chunks,
                        const SgdSchedule& schedule, const SgdStep& step, cudaStream_t stream);
+
+// The same pass under the wavefront schedule: a worker runs a cell only while it holds the lock
+// of the cell's item range, so no two workers update one item at a time; it releases the lock
+// when the cell is done and only then waits for its next range's.
+void launch_sgd_wavefront(const SgdModel& model, const SgdChunkView& chunks,
+                          const SgdWavefront& schedule, const SgdStep& step,
+                          cudaStream_t stream);
 
 // ---- Objective and checks (fp64 partial sums, one per block of a fixed grid, summed on the
 // host in block order, so the same model always gives the same bits) ----

@@ -40,7 +40,8 @@ __global__ void __launch_bounds__(kThreads)
   double sum = 0.0;
   for (int64_t chunk = first + blockIdx.x * int64_t{kWarps} + warp; chunk < end;
        chunk += int64_t{gridDim.x} * kWarps) {
-    const int32_t u = c.chunk_user[chunk];
+    const int32_t id = c.chunk_user[chunk];
+    const int32_t u = id < 0 ? ~id : id;  // ~u: a user split between workers
     const T* p = users + int64_t{u} * m.stride;
     for (int64_t s = c.chunk_begin[chunk]; s < c.chunk_begin[chunk + 1]; ++s) {
       const SgdSample x = c.samples[s - c.sample_base];

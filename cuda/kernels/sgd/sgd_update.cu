@@ -17,25 +17,6 @@ namespace {
 constexpr int kWarpsPerBlock = 4;
 constexpr int kThreads = kWarpsPerBlock * 32;
 constexpr unsigned kFull = 0xffffffffu;
-// Lane vectors per row at most that the kernel is compiled for.
-constexpr int kMaxVectors = 16;
-// Row entries a lane holds when rows are short enough for groups of fewer than 32 lanes: few
-// enough registers for four rows (this, the next item's, the user's and the next user's).
-constexpr int kLaneEntries = 8;
-
-__device__ SgdSample load_sample(const SgdSample* at) {
-  const int2 raw = __ldg(reinterpret_cast<const int2*>(at));
-  return {raw.x, __int_as_float(raw.y)};
-}
-
-template <int J, int W>
-__device__ __forceinline__ void copy_row(float (&to)[J][W], const float (&from)[J][W]) {
-#pragma unroll
-  for (int j = 0; j < J; ++j) {
-#pragma unroll
-    for (int w = 0; w < W; ++w) to[j][w] = from[j][w];
-  }
-}
 
 template <typename T, int L, int J>
 __global__ void __launch_bounds__(kThreads)
@@ -71,30 +52,39 @@ __global__ void __launch_bounds__(kThreads)
   if (steps == 0) return;
   auto after = [s0, s1](int64_t x) { return x + 1 == s1 ? s0 : x + 1; };
 
-  // The chunk being run, its user's row, and the next chunk's user and (prefetched) row.
+  // The chunk being run, its user's row, and the next chunk's user and (prefetched) row. Users
+  // are chunk_user values: ~u marks a user split between workers, whose row gets this chunk's
+  // change (from p0, the row as the chunk found it, times the user's split weight) added
+  // atomically instead of stored.
   int64_t at = 0, chunk_end = 0;
   int32_t user = 0, next_user = 0;
   float p[J][W] = {}, p_next[J][W] = {};
-  float bu = 0.0f, bu_next = 0.0f;
+  float p0[kPrefetch ? J : 1][W] = {};
+  float bu = 0.0f, bu_next = 0.0f, bu0 = 0.0f;
+  auto row_of = [](int32_t id) { return int64_t{id < 0 ? ~id : id}; };
   int64_t k_next = k;
   if (n > 0) {
     at = c.chunk_begin[k];
     chunk_end = c.chunk_begin[k + 1];
     user = c.chunk_user[k];
-    sgd_load_row<T, J, L>(users + int64_t{user} * m.stride, m.stride, gl, p);
-    if (biases) bu = __ldcg(m.user_bias + user);
+    sgd_load_row<T, J, L>(users + row_of(user) * m.stride, m.stride, gl, p);
+    if (biases) bu = __ldcg(m.user_bias + row_of(user));
     k_next = k + 1 == k1 ? k0 : k + 1;
     next_user = c.chunk_user[k_next];
     if (next_user != user) {
-      sgd_load_row<T, J, L>(users + int64_t{next_user} * m.stride, m.stride, gl, p_next);
-      if (biases) bu_next = __ldcg(m.user_bias + next_user);
+      sgd_load_row<T, J, L>(users + row_of(next_user) * m.stride, m.stride, gl, p_next);
+      if (biases) bu_next = __ldcg(m.user_bias + row_of(next_user));
     }
+  }
+  if constexpr (kPrefetch) {
+    sgd_copy_row(p0, p);
+    bu0 = bu;
   }
   // The samples at `at` (this step) and `at_next`, and this step's item row.
   SgdSample cur{0, 0.0f}, nxt{0, 0.0f};
   int64_t at_next = after(at);
-  if (n > 0) cur = load_sample(samples + at);
-  if (n > 1) nxt = load_sample(samples + at_next);
+  if (n > 0) cur = sgd_load_sample(samples + at);
+  if (n > 1) nxt = sgd_load_sample(samples + at_next);
   float q[J][W];
   sgd_load_row<T, J, L>(items + int64_t{cur.item} * m.stride, m.stride, gl, q);
   float bi = biases ? __ldcg(m.item_bias + cur.item) : 0.0f;
@@ -110,7 +100,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     const int64_t at_after = after(at_next);
     SgdSample nxt2{0, 0.0f};
-    if (t + 2 < n) nxt2 = load_sample(samples + at_after);
+    if (t + 2 < n) nxt2 = sgd_load_sample(samples + at_after);
 
     float dot = 0.0f;
 #pragma unroll
@@ -130,76 +120,84 @@ __global__ void __launch_bounds__(kThreads)
         q[j][w] = kq * qt + ge * pt;
       }
     }
+    const float bi_new = bi + st.gamma * (e - st.lambda_q * bi);
     if (active) {
       sgd_store_row<T, J, L>(items + int64_t{cur.item} * m.stride, m.stride, gl, q);
       if (biases) {
-        if (gl == 0) m.item_bias[cur.item] = bi + st.gamma * (e - st.lambda_q * bi);
+        if (gl == 0) m.item_bias[cur.item] = bi_new;
         bu += st.gamma * (e - st.lambda_p * bu);
       }
     }
     const bool chunk_done = active && at + 1 == chunk_end;
+    const int32_t item_done = cur.item;
 
     cur = nxt;
     at = at_next;
     nxt = nxt2;
     at_next = at_after;
     if constexpr (kPrefetch) {
-      copy_row(q, q_next);
-      bi = bi_next;
+      // The same item again: the row requested ahead predates this update; keep the updated
+      // one (rounded as the store did).
+      if (cur.item != item_done) {
+        sgd_copy_row(q, q_next);
+        bi = bi_next;
+      } else {
+        sgd_round_row<T>(q);
+        bi = bi_new;
+      }
     } else {
       sgd_load_row<T, J, L>(items + int64_t{cur.item} * m.stride, m.stride, gl, q);
       if (biases) bi = __ldcg(m.item_bias + cur.item);
     }
     if (chunk_done) {
-      sgd_store_row<T, J, L>(users + int64_t{user} * m.stride, m.stride, gl, p);
-      if (biases && gl == 0) m.user_bias[user] = bu;
+      T* row = users + row_of(user) * m.stride;
+      static_assert(kPrefetch || !sgd_splits_users(J * W * L), "split users need p0");
+      if (kPrefetch && user < 0) {
+        const float weight = __ldg(c.split_weight + row_of(user));
+        if constexpr (kPrefetch) sgd_add_row<T, J, L>(row, m.stride, gl, p, p0, weight);
+        if (biases && gl == 0) atomicAdd(m.user_bias + row_of(user), weight * (bu - bu0));
+      } else {
+        sgd_store_row<T, J, L>(row, m.stride, gl, p);
+        if (biases && gl == 0) m.user_bias[row_of(user)] = bu;
+      }
       if (more) {
         k = k_next;
         chunk_end = c.chunk_begin[k + 1];
         // The same user again keeps the row it holds (the prefetch was skipped).
         if (next_user != user) {
-          copy_row(p, p_next);
+          sgd_copy_row(p, p_next);
           bu = bu_next;
           user = next_user;
+        }
+        if constexpr (kPrefetch) {
+          sgd_copy_row(p0, p);
+          bu0 = bu;
         }
         k_next = k + 1 == k1 ? k0 : k + 1;
         next_user = c.chunk_user[k_next];
         if (next_user != user) {
-          sgd_load_row<T, J, L>(users + int64_t{next_user} * m.stride, m.stride, gl, p_next);
-          if (biases) bu_next = __ldcg(m.user_bias + next_user);
+          sgd_load_row<T, J, L>(users + row_of(next_user) * m.stride, m.stride, gl, p_next);
+          if (biases) bu_next = __ldcg(m.user_bias + row_of(next_user));
         }
       }
     }
   }
 }
 
-// Calls f(kernel, groups per warp) for the kernel instance that fits rows of `stride` entries:
-// kLaneEntries entries a lane in groups of the fewest lanes (a power of two) that cover a row,
-// or whole warps with as many vectors a lane as a row needs.
+// Calls f(kernel, groups per warp) for the kernel instance that fits rows of `stride` entries.
 template <typename T, typename F>
 void with_kernel(int64_t stride, F&& f) {
-  constexpr int W = SgdVector<T>::kWidth;
-  constexpr int J0 = kLaneEntries / W;
-  const int64_t vectors = (stride + W - 1) / W;
-  const int64_t lanes = (vectors + J0 - 1) / J0;
-  if (lanes <= 1) return f(sgd_update_kernel<T, 1, J0>, 32);
-  if (lanes <= 2) return f(sgd_update_kernel<T, 2, J0>, 16);
-  if (lanes <= 4) return f(sgd_update_kernel<T, 4, J0>, 8);
-  if (lanes <= 8) return f(sgd_update_kernel<T, 8, J0>, 4);
-  if (lanes <= 16) return f(sgd_update_kernel<T, 16, J0>, 2);
-  if (lanes <= 32) return f(sgd_update_kernel<T, 32, J0>, 1);
-  const int64_t per_lane = (vectors + 31) / 32;
-  if (per_lane <= 2 * J0 && 2 * J0 <= kMaxVectors) return f(sgd_update_kernel<T, 32, 2 * J0>, 1);
-  if (per_lane <= 4 * J0 && 4 * J0 <= kMaxVectors) return f(sgd_update_kernel<T, 32, 4 * J0>, 1);
-  if (per_lane <= 8 * J0 && 8 * J0 <= kMaxVectors) return f(sgd_update_kernel<T, 32, 8 * J0>, 1);
-  if (per_lane <= kMaxVectors) return f(sgd_update_kernel<T, 32, kMaxVectors>, 1);
-  fail(SFAC_ERR_INTERNAL, "SGD row stride ", stride, " above the kernel's ",
-       32 * W * kMaxVectors);
+  sgd_with_lane_shape<T>(stride, [&](auto l, auto j) {
+    constexpr int L = decltype(l)::value, J = decltype(j)::value;
+    f(sgd_update_kernel<T, L, J>, 32 / L);
+  });
 }
 
 }  // namespace
 
-int64_t sgd_max_stride(sfac_dtype dtype) { return 32 * sgd_vector_width(dtype) * kMaxVectors; }
+int64_t sgd_max_stride(sfac_dtype dtype) {
+  return 32 * sgd_vector_width(dtype) * kSgdMaxVectors;
+}
 
 int64_t sgd_resident_workers(sfac_dtype dtype, int64_t stride) {
   int device = 0, sms = 0;
