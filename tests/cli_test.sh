@@ -73,6 +73,9 @@ for cmd in info demo convert train eval predict recommend similar; do
   run 0 "$cmd --help" "$cmd" --help
   check "$cmd --help prints a usage line" has "Usage:" out
 done
+run 0 "train --help" train --help
+check "train --help lists --schedule and its values" \
+  grep -qE -- '--schedule.*hogwild.*wavefront' out
 run 0 "--help" --help
 check "--help lists the train command" has "train" out
 run 0 "--version" --version
@@ -211,6 +214,14 @@ run 1 "--workers with als" train als train.txt -o x.sfm --workers 4
 run 1 "--workers -1" train sgd train.txt -o x.sfm --workers -1
 check "--workers -1: names the option" has "workers" err
 run 0 "--workers 64 (a CUDA setting; the CPU trains)" train sgd train.txt -o sgd64.sfm --workers 64 --iters 2
+run 1 "--schedule with als" train als train.txt -o x.sfm --schedule wavefront
+run 1 "--schedule lockfree" train sgd train.txt -o x.sfm --schedule lockfree
+check "--schedule lockfree: names the option" has "schedule" err
+check "--schedule lockfree: no model written" test ! -e x.sfm
+for schedule in hogwild wavefront; do
+  run 0 "--schedule $schedule (a CUDA setting; the CPU trains)" \
+    train sgd train.txt -o "sgd-$schedule.sfm" --schedule "$schedule" --iters 2
+done
 run 1 "--factor-dtype float64" train als train.txt -o x.sfm --factor-dtype float64
 run 1 "--holdout 1.5" train sgd train.txt -o x.sfm --holdout 1.5
 run 1 "--holdout with --validation" train sgd train.txt -o x.sfm --holdout 0.1 --validation test.txt

@@ -22,7 +22,7 @@ namespace {
 struct TrainCommand {
   ContextOptions context;
   ReadOptions read;
-  std::string algorithm, input, output, validation, solver, regularization, factor_dtype,
+  std::string algorithm, input, output, validation, solver, regularization, factor_dtype, schedule,
       progress = "auto";
   int rank = 32, iterations = 15, cg_steps = 3, workers = 0;
   double lambda = 0.05, alpha = 40.0, learning_rate = 0.08, decay = 0.3, holdout = 0.0;
@@ -39,7 +39,8 @@ constexpr Restriction kRestrictions[] = {
     {"--lr", "sgd"},
     {"--decay", "sgd"},
     {"--no-scale", "sgd"},
-    {"--workers", "sgd"},  // the CUDA trainer's; the CPU runs one worker per thread
+    {"--workers", "sgd"},   // the CUDA trainer's; the CPU runs one worker per thread
+    {"--schedule", "sgd"},  // the CUDA trainer's; the CPU runs conflict-free blocks
     {"--solver", "als/ials"},
     {"--cg-steps", "als/ials"},
     {"--regularization", "als/ials"},
@@ -163,6 +164,11 @@ TrainOptions make_options(const CLI::App& cmd, const TrainCommand& o) {
   if (o.no_scale) SFAC_CLI_CHECK(sfac_train_options_set_int(raw, SFAC_OPT_SGD_SCALE_RATINGS, 0));
   if (given("--workers")) {
     SFAC_CLI_CHECK(sfac_train_options_set_int(raw, SFAC_OPT_SGD_WORKERS, o.workers));
+  }
+  if (given("--schedule")) {
+    SFAC_CLI_CHECK(sfac_train_options_set_int(
+        raw, SFAC_OPT_SGD_SCHEDULE,
+        o.schedule == "wavefront" ? SFAC_SGD_WAVEFRONT : SFAC_SGD_HOGWILD));
   }
   if (o.deterministic) SFAC_CLI_CHECK(sfac_train_options_set_int(raw, SFAC_OPT_DETERMINISTIC, 1));
   return options;
@@ -375,6 +381,11 @@ void register_train(CLI::App& app) {
                   "sgd: workers updating at once on a CUDA device (default 0 = as many as fit; "
                   "more are faster but lose more updates; the CPU runs one per thread)")
       ->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--schedule", o->schedule,
+                  "sgd: how CUDA workers share the items: hogwild, lock-free (default, "
+                  "faster), or wavefront, locked item ranges that lose no update (the CPU "
+                  "ignores it)")
+      ->check(CLI::IsMember({"hogwild", "wavefront"}));
   cmd->add_flag("--deterministic", o->deterministic,
                 "Bit-reproducible results for a fixed seed and thread count");
   CLI::Option* validation =

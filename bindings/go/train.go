@@ -32,6 +32,17 @@ const (
 	CG       Solver = 1 // warm-started conjugate gradient with CGSteps steps
 )
 
+// SGDSchedule is how SGD workers on a CUDA device share the items; each worker owns its users
+// either way. Hogwild, the zero value and the default, updates items without locks, and two
+// workers on one item at once lose one's update; Wavefront locks ranges of items so that no
+// update is lost, at the cost of fewer workers and shorter runs per user.
+type SGDSchedule int
+
+const (
+	Hogwild   SGDSchedule = 0
+	Wavefront SGDSchedule = 1
+)
+
 // EpochInfo is one epoch's progress. ValidationRMSE is NaN without a validation matrix.
 type EpochInfo struct {
 	Epoch          int // from 1
@@ -52,8 +63,8 @@ type EpochInfo struct {
 // ALS. Only Rank, CGSteps, LearningRate and InitScale have zero outside their range. So
 // TrainOptions{} is rejected (StatusInvalidArgument, "TrainOptions.Rank: ... = 0 ..."), and a
 // rejected zero field names DefaultTrainOptions in the message; a literal that sets those four
-// trains with zeros everywhere else, which is rarely what was meant. FactorDType and Workers
-// are the fields whose zero is the library default (Float32 and automatic).
+// trains with zeros everywhere else, which is rarely what was meant. FactorDType, Workers and
+// Schedule are the fields whose zero is the library default (Float32, automatic and Hogwild).
 type TrainOptions struct {
 	Algorithm      Algorithm
 	Rank           int
@@ -82,6 +93,9 @@ type TrainOptions struct {
 	// the default, is automatic: as many as fit the device, at most one per 4096 ratings.
 	// The CPU backend ignores it and runs one worker per context thread.
 	Workers int
+	// Schedule is how SGD workers on a CUDA device share the items. Deterministic training
+	// runs its own block grid and the CPU backend conflict-free blocks, whatever it says.
+	Schedule SGDSchedule
 	// Validation ratings (the training matrix's shape) reported each epoch; may be nil.
 	Validation *SparseMatrix
 	// OnEpoch, when set, runs after every epoch. stop = true ends training successfully; an
@@ -116,6 +130,7 @@ var intOptions = []intOption{
 	{"Solver", capi.SFAC_OPT_ALS_SOLVER, func(o *TrainOptions) *int { return (*int)(&o.Solver) }},
 	{"FactorDType", capi.SFAC_OPT_FACTOR_DTYPE, func(o *TrainOptions) *int { return (*int)(&o.FactorDType) }},
 	{"Workers", capi.SFAC_OPT_SGD_WORKERS, func(o *TrainOptions) *int { return &o.Workers }},
+	{"Schedule", capi.SFAC_OPT_SGD_SCHEDULE, func(o *TrainOptions) *int { return (*int)(&o.Schedule) }},
 }
 
 var doubleOptions = []doubleOption{

@@ -18,6 +18,7 @@ _ALGO_ALS = _core.SFAC_ALGO_ALS
 _ALGO_IALS = _core.SFAC_ALGO_IALS
 _ALGO_SGD = _core.SFAC_ALGO_SGD
 
+_SGD_SCHEDULES = {"hogwild": _core.SFAC_SGD_HOGWILD, "wavefront": _core.SFAC_SGD_WAVEFRONT}
 
 
 # The keyword argument behind each option, for error messages.
@@ -39,6 +40,7 @@ _OPTION_PARAMETERS = {
     _core.SFAC_OPT_SGD_LEARNING_RATE: "learning_rate",
     _core.SFAC_OPT_SGD_DECAY: "decay",
     _core.SFAC_OPT_SGD_WORKERS: "workers",
+    _core.SFAC_OPT_SGD_SCHEDULE: "schedule",
 }
 
 class _ModelHandle(Handle):
@@ -559,13 +561,18 @@ class SGD(MatrixFactorization):
     values, times sqrt(scale) when scale_ratings is on (the default). workers is how many SGD
     workers update at once on a CUDA context (None or 0: as many as fit the device, at most
     one per 4096 ratings; more run faster but lose more updates to collisions on popular
-    items); a CPU context ignores it and runs one worker per thread."""
+    items); a CPU context ignores it and runs one worker per thread. schedule is how the
+    workers of a CUDA context share the items: "hogwild" (the default, faster) updates them
+    without locks and loses an update when two workers meet on one item, "wavefront" locks
+    ranges of items so that no update is lost (fewer workers, slower); deterministic training
+    and a CPU context ignore it."""
 
     _algorithm = _ALGO_SGD
 
     def __init__(self, factors=32, learning_rate=None, decay=None, regularization=None,
                  lambda_user=None, lambda_item=None, iterations=None, use_biases=False,
-                 scale_ratings=None, factor_dtype="float32", workers=None, **kwargs):
+                 scale_ratings=None, factor_dtype="float32", workers=None, schedule="hogwild",
+                 **kwargs):
         super().__init__(factors=factors, regularization=regularization, iterations=iterations,
                          lambda_user=lambda_user, lambda_item=lambda_item,
                          use_biases=use_biases, **kwargs)
@@ -574,6 +581,7 @@ class SGD(MatrixFactorization):
         self.scale_ratings = scale_ratings
         self.factor_dtype = factor_dtype
         self.workers = workers
+        self.schedule = schedule
 
     def _ints(self):
         ints = super()._ints()
@@ -582,6 +590,7 @@ class SGD(MatrixFactorization):
                                                   else int(bool(self.scale_ratings)))
         ints[_core.SFAC_OPT_FACTOR_DTYPE] = enum_value("factor_dtype", self.factor_dtype, DTYPES)
         ints[_core.SFAC_OPT_SGD_WORKERS] = self.workers
+        ints[_core.SFAC_OPT_SGD_SCHEDULE] = enum_value("schedule", self.schedule, _SGD_SCHEDULES)
         return ints
 
     def _doubles(self):

@@ -302,6 +302,19 @@ def test_sgd_workers(explicit_data):
             sf.SGD(workers=bad).fit(train)
 
 
+def test_sgd_schedule(explicit_data):
+    train, test, _, _ = explicit_data
+    # a CUDA setting: the CPU backend trains with either schedule
+    for schedule in ("hogwild", "wavefront"):
+        model = sf.SGD(factors=8, iterations=3, schedule=schedule, num_threads=2).fit(train)
+        assert np.isfinite(model.evaluate(test)[0])
+    with sf.Trainer(sf.SGD(factors=8, schedule="wavefront", num_threads=1), train) as trainer:
+        assert trainer.run(1) == 1
+    for bad in ("lockfree", 2, None):
+        with pytest.raises(ValueError, match=r"schedule must be one of 'hogwild', 'wavefront'"):
+            sf.SGD(schedule=bad).fit(train)
+
+
 def test_predict_and_fit_bad_input(explicit_data):
     train, _, _, _ = explicit_data
     model = fit_als(train, iterations=1)

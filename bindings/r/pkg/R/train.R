@@ -7,9 +7,11 @@ algorithm_names <- c("ALS", "implicit ALS", "SGD")
 opt <- list(rank = 1L, iterations = 2L, lambda = 3L, lambda_user = 4L, lambda_item = 5L,
             use_biases = 6L, init_scale = 7L, deterministic = 8L, factor_dtype = 10L,
             regularization = 100L, solver = 101L, cg_steps = 102L, alpha = 103L,
-            learning_rate = 200L, decay = 201L, scale_ratings = 202L, workers = 203L)
+            learning_rate = 200L, decay = 201L, scale_ratings = 202L, workers = 203L,
+            schedule = 204L)
 int_options <- c("rank", "iterations", "use_biases", "deterministic", "factor_dtype",
-                 "regularization", "solver", "cg_steps", "scale_ratings", "workers")
+                 "regularization", "solver", "cg_steps", "scale_ratings", "workers", "schedule")
+schedule_codes <- c(hogwild = 0L, wavefront = 1L)
 
 # A native options object for `algorithm` with `settings` applied. Returns the options pointer,
 # the conversions that must outlive it (validation) and the environment in which a failing
@@ -108,6 +110,13 @@ trainer_settings <- function(settings) {
     }
     settings$factor_dtype <- unname(code)
   }
+  if (is.character(settings$schedule)) {
+    code <- schedule_codes[match(settings$schedule, names(schedule_codes))]
+    if (length(code) != 1L || is.na(code)) {
+      sfac_abort("'schedule' must be \"hogwild\" or \"wavefront\"")
+    }
+    settings$schedule <- unname(code)
+  }
   settings
 }
 
@@ -197,13 +206,15 @@ implicit_als <- function(ratings, rank = 32L, iterations = 15L, lambda = 0.01, a
 sgd <- function(ratings, rank = 32L, iterations = 20L, lambda = 0.05, learning_rate = 0.08,
                 decay = 0.3, biases = FALSE, scale_ratings = TRUE, init_scale = 1,
                 deterministic = FALSE, factor_dtype = c("float32", "float16", "bfloat16"),
-                workers = 0L, validation = NULL, callback = NULL, ctx = default_context()) {
+                workers = 0L, schedule = c("hogwild", "wavefront"), validation = NULL,
+                callback = NULL, ctx = default_context()) {
   factor_dtype <- match.arg(factor_dtype)
+  schedule <- match.arg(schedule)
   train_model("sgd", ratings,
               list(rank = rank, iterations = iterations, lambda = lambda,
                    learning_rate = learning_rate, decay = decay, use_biases = biases,
                    scale_ratings = scale_ratings, init_scale = init_scale,
                    deterministic = deterministic, factor_dtype = dtype_codes[[factor_dtype]],
-                   workers = workers),
+                   workers = workers, schedule = schedule_codes[[schedule]]),
               validation, callback, ctx)
 }

@@ -149,3 +149,21 @@ test_that("SGD takes a worker count that the CPU backend ignores", {
                  "SFAC_OPT_SGD_WORKERS \\(option 203\\)", class = "sparsefac_invalid_argument")
   }
 })
+
+test_that("SGD takes a schedule that the CPU backend ignores", {
+  d <- planted()
+  for (schedule in c("hogwild", "wavefront")) {
+    m <- sgd(d$train, rank = d$rank, iterations = 3, schedule = schedule, ctx = d$ctx)
+    expect_s3_class(m, "sfac_model")
+    expect_true(is.finite(evaluate(m, d$test, ctx = d$ctx)[["rmse"]]))
+    tr <- sfac_trainer(d$train, "sgd", rank = 2, schedule = schedule, ctx = d$ctx)
+    train_epochs(tr, 1)
+    close(tr)
+  }
+  expect_error(sgd(d$train, rank = 2, schedule = "lockfree", ctx = d$ctx),
+               "should be one of .*hogwild.*wavefront")
+  expect_error(sfac_trainer(d$train, "sgd", schedule = "lockfree", ctx = d$ctx), "'schedule'")
+  # A number reaches the library, which names the option.
+  expect_error(sfac_trainer(d$train, "sgd", schedule = 2, ctx = d$ctx),
+               "SFAC_OPT_SGD_SCHEDULE \\(option 204\\)", class = "sparsefac_invalid_argument")
+})

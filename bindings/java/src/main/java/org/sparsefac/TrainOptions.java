@@ -39,6 +39,23 @@ public final class TrainOptions {
     }
   }
 
+  /**
+   * How SGD workers on a CUDA device share the items. Each worker owns its users either way.
+   * HOGWILD (the default, faster) updates items without locks, and two workers on one item at
+   * once lose one's update; WAVEFRONT locks ranges of items so that no update is lost, at the
+   * cost of fewer workers and shorter runs per user.
+   */
+  public enum SgdSchedule {
+    HOGWILD(sfac_sgd_schedule.SFAC_SGD_HOGWILD),
+    WAVEFRONT(sfac_sgd_schedule.SFAC_SGD_WAVEFRONT);
+
+    final int code;
+
+    SgdSchedule(int code) {
+      this.code = code;
+    }
+  }
+
   private final Algorithm algorithm;
   private final Map<Integer, Long> ints;
   private final Map<Integer, Double> doubles;
@@ -226,6 +243,16 @@ public final class TrainOptions {
      */
     public Builder sgdWorkers(int workers) {
       return setInt(sfac_option.SFAC_OPT_SGD_WORKERS, workers);
+    }
+
+    /**
+     * How SGD workers on a CUDA device share the items (default {@link SgdSchedule#HOGWILD}).
+     * Deterministic training runs its own block grid and the CPU backend conflict-free blocks,
+     * whatever this says.
+     */
+    public Builder sgdSchedule(SgdSchedule schedule) {
+      return setInt(sfac_option.SFAC_OPT_SGD_SCHEDULE,
+          Objects.requireNonNull(schedule, "schedule").code);
     }
 
     /** Held-out ratings whose RMSE is reported to the listener each epoch (null clears). */

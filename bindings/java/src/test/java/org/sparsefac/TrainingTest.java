@@ -281,6 +281,26 @@ class TrainingTest {
   }
 
   @Test
+  void sgdScheduleIsACudaSettingTheCpuTrainsWith() {
+    try (Context ctx = Context.cpu(2, 3);
+        Data.Synthetic data =
+            Data.synthesize(ctx, Data.Feedback.EXPLICIT, 200, 150, 8_000, 3, 0.1, 0.0)) {
+      for (TrainOptions.SgdSchedule schedule : TrainOptions.SgdSchedule.values()) {
+        try (Model model = Model.train(ctx, data.ratings(),
+                 TrainOptions.builder(Algorithm.SGD).rank(3).iterations(3).sgdSchedule(schedule)
+                     .build())) {
+          assertEquals(Algorithm.SGD, model.algorithm());
+          assertTrue(Double.isFinite(model.evaluate(data.ratings()).rmse()), schedule.name());
+        }
+      }
+    }
+    // The enum leaves no invalid value to pass but null, which is named.
+    NullPointerException e = assertThrows(NullPointerException.class,
+        () -> TrainOptions.builder(Algorithm.SGD).sgdSchedule(null));
+    assertEquals("schedule", e.getMessage());
+  }
+
+  @Test
   void badOptionsAreRejectedWhenBuilt() {
     SparsefacException rank = assertThrows(SparsefacException.class,
         () -> TrainOptions.builder(Algorithm.ALS).rank(0).build());
