@@ -168,15 +168,20 @@ ForeignOrder::~ForeignOrder() {
   for (const CudaBackend* cuda : foreign_) (void)self_.order(self_.stream(), cuda->stream());
 }
 
+bool CudaBackend::trains_from(const SparseMatrix& ratings, const TrainOptions& options) const {
+  return compatible_with(ratings.backend()) ||
+         (options.algorithm == SFAC_ALGO_SGD && ratings.backend().kind() == SFAC_BACKEND_CPU);
+}
+
 std::unique_ptr<Trainer> CudaBackend::make_trainer(const SparseMatrix& ratings,
                                                    const TrainOptions& options, uint64_t seed) {
-  const auto& r = dynamic_cast<const CudaSparseMatrix&>(ratings);
   switch (options.algorithm) {
     case SFAC_ALGO_ALS:
     case SFAC_ALGO_IALS:
-      return make_als_trainer(*this, r, options, seed);
+      return make_als_trainer(*this, dynamic_cast<const CudaSparseMatrix&>(ratings), options,
+                              seed);
     default:
-      return make_sgd_trainer(*this, r, options, seed);
+      return make_sgd_trainer(*this, ratings, options, seed);
   }
 }
 

@@ -58,6 +58,10 @@ class CudaBackend final : public Backend {
   std::unique_ptr<SddmmPlan> make_sddmm_plan(const SparseMatrix& pattern, int64_t k,
                                              sfac_sddmm_algorithm algorithm) override;
   void sddmm(const SddmmCall& call) override;
+  // SGD also trains from ratings in host memory (a CPU context's): it copies them into its own
+  // arrangement anyway, and keeping them off the device is how ratings larger than the device
+  // are trained on (they are streamed).
+  bool trains_from(const SparseMatrix& ratings, const TrainOptions& options) const override;
   std::unique_ptr<Trainer> make_trainer(const SparseMatrix& ratings, const TrainOptions& options,
                                         uint64_t seed) override;
   void synchronize() override;

@@ -111,8 +111,8 @@ size_t storage_bytes(sfac_dtype dtype) { return dtype == SFAC_DTYPE_FLOAT32 ? 4 
 
 class CudaSgdTrainer final : public Trainer {
  public:
-  CudaSgdTrainer(CudaBackend& backend, const CudaSparseMatrix& ratings,
-                 const TrainOptions& options, uint64_t seed)
+  CudaSgdTrainer(CudaBackend& backend, const SparseMatrix& ratings, const TrainOptions& options,
+                 uint64_t seed)
       : backend_(std::static_pointer_cast<CudaBackend>(backend.shared_from_this())),
         options_(options),
         dtype_(options.factor_dtype),
@@ -127,7 +127,10 @@ class CudaSgdTrainer final : public Trainer {
                  kernels::sgd_max_stride(dtype_), "); train on a CPU context for larger ranks");
     DeviceGuard guard(backend_->device());
     OwnStreamWork order(*backend_);  // buffers live on the own stream
-    ForeignOrder foreign(*backend_, {&ratings.backend()});
+    // Ratings of another CUDA context are read in that context's stream order; host ratings
+    // need none (ForeignOrder skips the trainer's own backend).
+    const Backend* source = &ratings.backend();
+    ForeignOrder foreign(*backend_, {source->kind() == SFAC_BACKEND_CUDA ? source : backend_.get()});
     const cudaStream_t own = backend_->own_stream();
 
     std::vector<int64_t> offsets(static_cast<size_t>(users_) + 1);
@@ -511,7 +514,7 @@ class CudaSgdTrainer final : public Trainer {
 
 }  // namespace
 
-std::unique_ptr<Trainer> make_sgd_trainer(CudaBackend& backend, const CudaSparseMatrix& ratings,
+std::unique_ptr<Trainer> make_sgd_trainer(CudaBackend& backend, const SparseMatrix& ratings,
                                           const TrainOptions& options, uint64_t seed) {
   return std::make_unique<CudaSgdTrainer>(backend, ratings, options, seed);
 }

@@ -12,7 +12,8 @@
 
 namespace sfac::cuda {
 
-std::unique_ptr<Trainer> make_sgd_trainer(CudaBackend& backend, const CudaSparseMatrix& ratings,
+// `ratings`: a matrix of this backend's context, or one in host memory (a CPU context's).
+std::unique_ptr<Trainer> make_sgd_trainer(CudaBackend& backend, const SparseMatrix& ratings,
                                           const TrainOptions& options, uint64_t seed);
 
 }  // namespace sfac::cuda

@@ -302,6 +302,44 @@ TEST_F(CudaSgdLimits, DeterministicTrainingIsTheSameStreamedOrNot) {
   EXPECT_EQ(losses[0], losses[1]);
 }
 
+// SGD on a CUDA context takes ratings in host memory (a CPU context's), the way to train on
+// ratings larger than the device: deterministic training gives the model of the same ratings on
+// the device bit for bit, streamed or not. ALS reads its ratings on the device and refuses them.
+TEST_F(CudaSgdLimits, RatingsInHostMemoryGiveTheModelOfTheSameRatingsOnTheDevice) {
+  const Data& d = planted();
+  Context cpu = make_cpu_context(0, 1);
+  Sparse host = create_sparse(cpu.get(), d.train);
+  std::vector<float> factors[3];  // device ratings; host ratings; host ratings streamed
+  for (int variant : {0, 1, 2}) {
+    Context ctx = make_context(SFAC_BACKEND_CUDA, 0, 5);
+    Sparse on_device = create_sparse(ctx.get(), d.train);
+    sfac_train_options* raw = nullptr;
+    SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_SGD, &raw));
+    Options o(raw);
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_RANK, 32));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_ITERATIONS, 2));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_DETERMINISTIC, 1));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(raw, SFAC_OPT_DEVICE_MEMORY_LIMIT,
+                                              variant == 2 ? kDeterministicStreamingLimit : 0));
+    sfac_model* m = nullptr;
+    SFAC_ASSERT_OK(sfac_train(ctx.get(), variant == 0 ? on_device.get() : host.get(), raw, &m));
+    Model model(m);
+    factors[variant].resize(static_cast<size_t>(d.train.rows * 32));
+    SFAC_ASSERT_OK(sfac_model_get_user_factors(m, factors[variant].data()));
+    if (variant == 1) {
+      sfac_train_options* als = nullptr;
+      SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_ALS, &als));
+      Options a(als);
+      sfac_model* none = nullptr;
+      SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "another backend",
+                        sfac_train(ctx.get(), host.get(), als, &none));
+      EXPECT_EQ(none, nullptr);
+    }
+  }
+  EXPECT_EQ(factors[1], factors[0]);
+  EXPECT_EQ(factors[2], factors[0]);
+}
+
 TEST_F(CudaSgdLimits, RanksAboveTheSupportedOnesAreRejectedWithTheLimit) {
   const Data& d = planted();
   Context ctx = make_context(SFAC_BACKEND_CUDA, 0, 1);

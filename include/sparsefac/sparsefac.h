@@ -546,7 +546,11 @@ SFAC_API sfac_status sfac_train_options_set_callback(sfac_train_options* options
 typedef struct sfac_model sfac_model;
 
 /* Trains a model on `ratings` (users x items) and returns it. Runs SFAC_OPT_ITERATIONS epochs
- * unless the callback stops earlier. The context's seed drives initialization and shuffling. */
+ * unless the callback stops earlier. The context's seed drives initialization and shuffling.
+ * `ratings` belongs to `ctx`; SGD on a CUDA context also takes ratings of a CPU context (host
+ * memory), so that ratings larger than the device need never be uploaded: the trainer copies
+ * them into its own order and streams them through the device when they exceed its budget
+ * (SFAC_OPT_DEVICE_MEMORY_LIMIT). Other mixes are SFAC_ERR_INVALID_ARGUMENT. */
 SFAC_API sfac_status sfac_train(sfac_context* ctx, const sfac_sparse* ratings,
                                 const sfac_train_options* options, sfac_model** out);
 

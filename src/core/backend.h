@@ -145,8 +145,15 @@ class Backend : public std::enable_shared_from_this<Backend> {
   virtual void sddmm(const SddmmCall& call) = 0;
 
   // A trainer for options.algorithm on `ratings` (users x items); seed drives initialization.
+  // `ratings` belongs to this backend's context or, where trains_from says so, another one.
   virtual std::unique_ptr<Trainer> make_trainer(const SparseMatrix& ratings,
                                                 const TrainOptions& options, uint64_t seed) = 0;
+  // Whether make_trainer takes `ratings`: those of a context of this backend and device, and
+  // whatever else a backend's trainers read themselves (CUDA SGD: ratings in host memory).
+  virtual bool trains_from(const SparseMatrix& ratings, const TrainOptions& options) const {
+    (void)options;
+    return compatible_with(ratings.backend());
+  }
 
   virtual void synchronize() = 0;
 

@@ -28,7 +28,7 @@ double Trainer::validation_rmse(const SparseMatrix& validation, int num_threads)
 
 std::unique_ptr<Trainer> start_training(Backend& backend, const SparseMatrix& ratings,
                                         const TrainOptions& options, uint64_t seed) {
-  SFAC_REQUIRE(backend.compatible_with(ratings.backend()), SFAC_ERR_INVALID_ARGUMENT,
+  SFAC_REQUIRE(backend.trains_from(ratings, options), SFAC_ERR_INVALID_ARGUMENT,
                "ratings belong to a context with another backend or device");
   if (options.validation) {
     const SparseMatrix& v = *options.validation;
