@@ -130,7 +130,8 @@ class CudaSgdTrainer final : public Trainer {
     // Ratings of another CUDA context are read in that context's stream order; host ratings
     // need none (ForeignOrder skips the trainer's own backend).
     const Backend* source = &ratings.backend();
-    ForeignOrder foreign(*backend_, {source->kind() == SFAC_BACKEND_CUDA ? source : backend_.get()});
+    const Backend* ordered = source->kind() == SFAC_BACKEND_CUDA ? source : backend_.get();
+    ForeignOrder foreign(*backend_, {ordered});
     const cudaStream_t own = backend_->own_stream();
 
     std::vector<int64_t> offsets(static_cast<size_t>(users_) + 1);

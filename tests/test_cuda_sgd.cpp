@@ -52,8 +52,8 @@ const Data& planted() {
   static const Data data = [] {
     Context cpu = make_cpu_context(0, test_seed());
     sfac_sparse* all = nullptr;
-    EXPECT_EQ(sfac_synthesize_ratings(cpu.get(), SFAC_FEEDBACK_EXPLICIT, 8000, 3000, 600000, 4,
-                                      0.5, 0.3, &all, nullptr, nullptr),
+    EXPECT_EQ(sfac_synthesize_ratings(cpu.get(), SFAC_FEEDBACK_EXPLICIT, 8000, 3000, 600000, 4, 0.5,
+                                      0.3, &all, nullptr, nullptr),
               SFAC_OK)
         << sfac_last_error();
     Sparse owner(all);
@@ -67,8 +67,8 @@ const Data& planted() {
 
 // Held-out RMSE after 25 epochs (lambda 0.05, cuMF_SGD's Netflix schedule) under a device
 // memory limit (0: none).
-double held_out_rmse(sfac_backend backend, int64_t rank, sfac_dtype dtype,
-                     int64_t memory_limit = 0, sfac_sgd_schedule schedule = SFAC_SGD_HOGWILD) {
+double held_out_rmse(sfac_backend backend, int64_t rank, sfac_dtype dtype, int64_t memory_limit = 0,
+                     sfac_sgd_schedule schedule = SFAC_SGD_HOGWILD) {
   const Data& d = planted();
   Context ctx = make_context(backend, 0, 77);
   Sparse train = create_sparse(ctx.get(), d.train);
@@ -187,8 +187,8 @@ TEST_F(CudaSgdLimits, UsersSplitBetweenWorkersReachTheCpuTrainersError) {
   {
     Context cpu = make_cpu_context(0, test_seed());
     sfac_sparse* raw = nullptr;
-    SFAC_ASSERT_OK(sfac_synthesize_ratings(cpu.get(), SFAC_FEEDBACK_EXPLICIT, 2000, 4000, 600000,
-                                           4, 0.5, 0.8, &raw, nullptr, nullptr));
+    SFAC_ASSERT_OK(sfac_synthesize_ratings(cpu.get(), SFAC_FEEDBACK_EXPLICIT, 2000, 4000, 600000, 4,
+                                           0.5, 0.8, &raw, nullptr, nullptr));
     Sparse all(raw);
     sfac_sparse *a = nullptr, *b = nullptr;
     SFAC_ASSERT_OK(sfac_split_random(raw, 0.1, test_seed(), &a, &b));

@@ -7,8 +7,8 @@
 #include <map>
 #include <random>
 #include <string>
-#include <utility>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/sgd_chunks.h"
@@ -43,9 +43,9 @@ Csr random_csr(int64_t rows, int64_t cols, uint64_t seed) {
   return m;
 }
 
-sfac::SgdChunks arrange(const Csr& m, int64_t max_chunk, int grid, int64_t workers,
-                        uint64_t seed, float scale = 1.0f, int64_t slabs = 1, int threads = 2,
-                        int64_t ranges = 0, int64_t split_above = 0) {
+sfac::SgdChunks arrange(const Csr& m, int64_t max_chunk, int grid, int64_t workers, uint64_t seed,
+                        float scale = 1.0f, int64_t slabs = 1, int threads = 2, int64_t ranges = 0,
+                        int64_t split_above = 0) {
   std::mt19937_64 rng(seed);
   sfac::SgdLayout layout;
   layout.max_chunk = max_chunk;
@@ -78,8 +78,7 @@ TEST(SgdChunks, EverySampleOnceInChunksOfOneUserWithinOnePart) {
       SCOPED_TRACE("grid " + std::to_string(grid) + " workers " + std::to_string(shape.workers) +
                    " slabs " + std::to_string(shape.slabs) + " ranges " +
                    std::to_string(shape.ranges) + " split above " +
-                   std::to_string(shape.split_above) + " max_chunk " +
-                   std::to_string(max_chunk));
+                   std::to_string(shape.split_above) + " max_chunk " + std::to_string(max_chunk));
       const float scale = 2.0f;
       const bool wavefront = shape.ranges > 0;
       const sfac::SgdChunks c = arrange(m, max_chunk, grid, shape.workers, test_seed(), scale,
@@ -165,8 +164,8 @@ TEST(SgdChunks, EverySampleOnceInChunksOfOneUserWithinOnePart) {
             }
             // Wavefront: per (user, cell); a split user's pieces are not checked for lengths.
             if (!shared) {
-              lengths[{u, wavefront ? part * shape.ranges + range_of_chunk[k] : block}]
-                  .push_back(len);
+              lengths[{u, wavefront ? part * shape.ranges + range_of_chunk[k] : block}].push_back(
+                  len);
             }
             load[part] += len;
             for (int64_t s = c.chunk_begin[k]; s < c.chunk_begin[k + 1]; ++s) {
@@ -186,8 +185,8 @@ TEST(SgdChunks, EverySampleOnceInChunksOfOneUserWithinOnePart) {
         }
       }
       EXPECT_EQ(got, want);
-      const bool any_split = std::any_of(c.chunk_user.begin(), c.chunk_user.end(),
-                                         [](int32_t u) { return u < 0; });
+      const bool any_split =
+          std::any_of(c.chunk_user.begin(), c.chunk_user.end(), [](int32_t u) { return u < 0; });
       EXPECT_EQ(any_split, shape.split_above > 0)
           << "split users where asked for (random_csr has users past every split size tried)";
       // Each user's weight is 1 / its pieces (its chunks' changes are averaged, not summed).
@@ -214,8 +213,8 @@ TEST(SgdChunks, EverySampleOnceInChunksOfOneUserWithinOnePart) {
         // largest user, or the largest piece of a split user.
         int64_t largest = 0;
         for (int64_t r = 0; r < m.rows; ++r) {
-          largest = std::max(largest, is_split(r) ? shape.split_above
-                                                  : m.offsets[r + 1] - m.offsets[r]);
+          largest =
+              std::max(largest, is_split(r) ? shape.split_above : m.offsets[r + 1] - m.offsets[r]);
         }
         const double mean = static_cast<double>(m.indices.size()) / static_cast<double>(parts);
         for (int64_t x : load) {

@@ -93,7 +93,8 @@ SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offset
   if (grid <= 1) {
     first_share.assign(static_cast<size_t>(users) + 1, 0);
     for (int64_t u = 0; u < users; ++u) {
-      first_share[static_cast<size_t>(u) + 1] = first_share[static_cast<size_t>(u)] + share_count(u);
+      first_share[static_cast<size_t>(u) + 1] =
+          first_share[static_cast<size_t>(u)] + share_count(u);
     }
     std::vector<int64_t> sizes(static_cast<size_t>(first_share.back()));
     for (int64_t u = 0; u < users; ++u) {
@@ -153,7 +154,8 @@ SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offset
     const int user_part = static_cast<int>(u * grid / std::max<int64_t>(users, 1));
     int64_t next = first_chunk[static_cast<size_t>(u)];
     for_each_run(u, [&](int64_t b, int64_t e, int part) {
-      for (int64_t x = b; x < e; ++x) staged[static_cast<size_t>(x)] = {indices[x], values[x] / scale};
+      for (int64_t x = b; x < e; ++x)
+        staged[static_cast<size_t>(x)] = {indices[x], values[x] / scale};
       std::shuffle(staged.begin() + b, staged.begin() + e, g);
       const bool shared = share_count(u) > 1;
       const auto id = static_cast<int32_t>(shared ? ~u : u);
@@ -178,7 +180,8 @@ SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offset
   std::vector<Chunk> by_part(chunks.size());
   {
     std::vector<int64_t> at(part_first.begin(), part_first.end() - 1);
-    for (const Chunk& c : chunks) by_part[static_cast<size_t>(at[static_cast<size_t>(c.part)]++)] = c;
+    for (const Chunk& c : chunks)
+      by_part[static_cast<size_t>(at[static_cast<size_t>(c.part)]++)] = c;
   }
   std::vector<Chunk>().swap(chunks);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
@@ -210,7 +213,8 @@ SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offset
     out.parts = grid;
     for (int d = 0; d < grid; ++d) {
       std::vector<Piece> slab;
-      for (int i = 0; i < grid; ++i) slab.push_back({part_run(int64_t{i} * grid + (i + d) % grid, 0)});
+      for (int i = 0; i < grid; ++i)
+        slab.push_back({part_run(int64_t{i} * grid + (i + d) % grid, 0)});
       pieces.push_back(std::move(slab));
     }
   } else {

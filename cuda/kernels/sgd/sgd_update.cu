@@ -9,17 +9,16 @@
 // (shuffles need every lane), a group past its part's end computing without storing.
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/sgd/sgd_kernels.cuh"
+#include "cuda/kernels/sgd/sgd_step.cuh"
 #include "cuda/kernels/sgd/sgd_vector.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {
 
-constexpr int kWarpsPerBlock = 4;
-constexpr int kThreads = kWarpsPerBlock * 32;
 constexpr unsigned kFull = 0xffffffffu;
 
 template <typename T, int L, int J>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kSgdThreads)
     sgd_update_kernel(SgdModel m, SgdChunkView c, SgdSchedule s, SgdStep st) {
   constexpr int W = SgdVector<T>::kWidth;
   constexpr int G = 32 / L;
@@ -27,7 +26,7 @@ __global__ void __launch_bounds__(kThreads)
   // turn comes.
   constexpr bool kPrefetch = J * W <= 32;
   const int lane = threadIdx.x % 32, gl = lane % L;
-  const int64_t warp_worker = (int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / 32) * G;
+  const int64_t warp_worker = (int64_t{blockIdx.x} * kSgdWarpsPerBlock + threadIdx.x / 32) * G;
   if (warp_worker >= s.workers) return;  // the whole warp
   const int64_t worker = warp_worker + lane / L;
   const bool has_work = worker < s.workers;
@@ -102,24 +101,7 @@ __global__ void __launch_bounds__(kThreads)
     SgdSample nxt2{0, 0.0f};
     if (t + 2 < n) nxt2 = sgd_load_sample(samples + at_after);
 
-    float dot = 0.0f;
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-#pragma unroll
-      for (int w = 0; w < W; ++w) dot = fmaf(p[j][w], q[j][w], dot);
-    }
-    dot = sgd_warp_sum<L>(dot);
-    const float e = cur.rating - (m.global_mean + bu + bi) - dot;
-    const float ge = st.gamma * e;
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-#pragma unroll
-      for (int w = 0; w < W; ++w) {
-        const float pt = p[j][w], qt = q[j][w];
-        p[j][w] = kp * pt + ge * qt;
-        q[j][w] = kq * qt + ge * pt;
-      }
-    }
+    const float e = sgd_update_rows<L>(p, q, cur.rating, m.global_mean + bu + bi, st.gamma, kp, kq);
     const float bi_new = bi + st.gamma * (e - st.lambda_q * bi);
     if (active) {
       sgd_store_row<T, J, L>(items + int64_t{cur.item} * m.stride, m.stride, gl, q);
@@ -136,15 +118,7 @@ __global__ void __launch_bounds__(kThreads)
     nxt = nxt2;
     at_next = at_after;
     if constexpr (kPrefetch) {
-      // The same item again: the row requested ahead predates this update; keep the updated
-      // one (rounded as the store did).
-      if (cur.item != item_done) {
-        sgd_copy_row(q, q_next);
-        bi = bi_next;
-      } else {
-        sgd_round_row<T>(q);
-        bi = bi_new;
-      }
+      sgd_take_next_item<T>(q, bi, q_next, bi_next, cur.item == item_done, bi_new);
     } else {
       sgd_load_row<T, J, L>(items + int64_t{cur.item} * m.stride, m.stride, gl, q);
       if (biases) bi = __ldcg(m.item_bias + cur.item);
@@ -195,9 +169,7 @@ void with_kernel(int64_t stride, F&& f) {
 
 }  // namespace
 
-int64_t sgd_max_stride(sfac_dtype dtype) {
-  return 32 * sgd_vector_width(dtype) * kSgdMaxVectors;
-}
+int64_t sgd_max_stride(sfac_dtype dtype) { return 32 * sgd_vector_width(dtype) * kSgdMaxVectors; }
 
 int64_t sgd_resident_workers(sfac_dtype dtype, int64_t stride) {
   int device = 0, sms = 0;
@@ -207,8 +179,8 @@ int64_t sgd_resident_workers(sfac_dtype dtype, int64_t stride) {
   sgd_with_storage(dtype, [&](auto tag) {
     with_kernel<decltype(tag)>(stride, [&](auto kernel, int groups) {
       int blocks = 0;
-      SFAC_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0));
-      workers = int64_t{sms} * blocks * kWarpsPerBlock * groups;
+      SFAC_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kSgdThreads, 0));
+      workers = int64_t{sms} * blocks * kSgdWarpsPerBlock * groups;
     });
   });
   return workers;
@@ -219,10 +191,7 @@ void launch_sgd_update(const SgdModel& model, const SgdChunkView& chunks,
   if (schedule.workers <= 0 || chunks.chunks == 0) return;
   sgd_with_storage(model.dtype, [&](auto tag) {
     with_kernel<decltype(tag)>(model.stride, [&](auto kernel, int groups) {
-      const int64_t per_block = int64_t{kWarpsPerBlock} * groups;
-      const auto blocks = static_cast<unsigned>((schedule.workers + per_block - 1) / per_block);
-      kernel<<<blocks, kThreads, 0, stream>>>(model, chunks, schedule, step);
-      SFAC_CUDA_CHECK_LAUNCH();
+      sgd_launch_workers(kernel, groups, schedule.workers, stream, model, chunks, schedule, step);
     });
   });
 }

@@ -13,26 +13,25 @@
 // before the release, so a worker always reads the rows the range's previous holder wrote.
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/sgd/sgd_kernels.cuh"
+#include "cuda/kernels/sgd/sgd_step.cuh"
 #include "cuda/kernels/sgd/sgd_vector.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {
 
-constexpr int kWarpsPerBlock = 4;
-constexpr int kThreads = kWarpsPerBlock * 32;
 constexpr unsigned kFull = 0xffffffffu;
 // Nanoseconds a warp whose workers all wait for locks sleeps before trying again: it leaves the
 // issue slots to warps that work and spaces out its atomics on the lock array.
 constexpr unsigned kBackoffNs = 200;
 
 template <typename T, int L, int J>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kSgdThreads)
     sgd_wavefront_kernel(SgdModel m, SgdChunkView c, SgdWavefront s, SgdStep st) {
   constexpr int W = SgdVector<T>::kWidth;
   constexpr int G = 32 / L;
   constexpr bool kPrefetch = J * W <= 32;
   const int lane = threadIdx.x % 32, gl = lane % L, leader = lane - gl;
-  const int64_t warp_worker = (int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / 32) * G;
+  const int64_t warp_worker = (int64_t{blockIdx.x} * kSgdWarpsPerBlock + threadIdx.x / 32) * G;
   if (warp_worker >= s.workers) return;  // the whole warp
   const int64_t worker = warp_worker + lane / L;
   T* users = static_cast<T*>(m.users);
@@ -119,24 +118,7 @@ __global__ void __launch_bounds__(kThreads)
     SgdSample nxt2{0, 0.0f};
     if (holding && at + 2 < cell_end) nxt2 = sgd_load_sample(samples + at + 2);
 
-    float dot = 0.0f;
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-#pragma unroll
-      for (int w = 0; w < W; ++w) dot = fmaf(p[j][w], q[j][w], dot);
-    }
-    dot = sgd_warp_sum<L>(dot);
-    const float e = cur.rating - (m.global_mean + bu + bi) - dot;
-    const float ge = st.gamma * e;
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-#pragma unroll
-      for (int w = 0; w < W; ++w) {
-        const float pt = p[j][w], qt = q[j][w];
-        p[j][w] = kp * pt + ge * qt;
-        q[j][w] = kq * qt + ge * pt;
-      }
-    }
+    const float e = sgd_update_rows<L>(p, q, cur.rating, m.global_mean + bu + bi, st.gamma, kp, kq);
     const float bi_new = bi + st.gamma * (e - st.lambda_q * bi);
     if (holding) {
       sgd_store_row<T, J, L>(items + int64_t{cur.item} * m.stride, m.stride, gl, q);
@@ -171,15 +153,8 @@ __global__ void __launch_bounds__(kThreads)
         cur = nxt;
         nxt = nxt2;
         if constexpr (kPrefetch) {
-          // The same item again (common in a narrow range): the row requested ahead predates
-          // this update; keep the updated one (rounded as the store did).
-          if (cur.item != item_done) {
-            sgd_copy_row(q, q_next);
-            bi = bi_next;
-          } else {
-            sgd_round_row<T>(q);
-            bi = bi_new;
-          }
+          // The same item again is common in a narrow range.
+          sgd_take_next_item<T>(q, bi, q_next, bi_next, cur.item == item_done, bi_new);
         } else {
           sgd_load_row<T, J, L>(items + int64_t{cur.item} * m.stride, m.stride, gl, q);
           if (biases) bi = __ldcg(m.item_bias + cur.item);
@@ -212,15 +187,11 @@ void with_kernel(int64_t stride, F&& f) {
 }  // namespace
 
 void launch_sgd_wavefront(const SgdModel& model, const SgdChunkView& chunks,
-                          const SgdWavefront& schedule, const SgdStep& step,
-                          cudaStream_t stream) {
+                          const SgdWavefront& schedule, const SgdStep& step, cudaStream_t stream) {
   if (schedule.workers <= 0 || chunks.chunks == 0) return;
   sgd_with_storage(model.dtype, [&](auto tag) {
     with_kernel<decltype(tag)>(model.stride, [&](auto kernel, int groups) {
-      const int64_t per_block = int64_t{kWarpsPerBlock} * groups;
-      const auto blocks = static_cast<unsigned>((schedule.workers + per_block - 1) / per_block);
-      kernel<<<blocks, kThreads, 0, stream>>>(model, chunks, schedule, step);
-      SFAC_CUDA_CHECK_LAUNCH();
+      sgd_launch_workers(kernel, groups, schedule.workers, stream, model, chunks, schedule, step);
     });
   });
 }
