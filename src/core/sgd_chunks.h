@@ -5,8 +5,8 @@
 // that the workers' rating counts are as equal as possible), and each worker walks its users'
 // chunks in a random order: a user's chunks never run at the same time, so no update of a
 // user's row is lost, while items are shared Hogwild-style. A user with far more ratings than
-// a worker's fair share would keep one worker busy long after the rest (a power-law Yahoo!Music
-// shape has users with 10x the mean share): such users are cut into pieces dealt like users,
+// a worker's fair share would keep one worker busy long after the rest (a power-law user side
+// over many items has such users): they are cut into pieces dealt like users,
 // and their chunks are marked so that the kernel adds its changes to their row atomically
 // instead of overwriting it. A B x B grid of user and item
 // ranges (B > 1) instead keeps every chunk inside one block and stores the chunks block by
