@@ -36,14 +36,14 @@ struct SgdSample {
 };
 
 struct SgdChunks {
-  std::vector<SgdSample> samples;     // chunk by chunk
-  std::vector<int64_t> chunk_begin;   // chunks + 1 offsets into samples
+  std::vector<SgdSample> samples;    // chunk by chunk
+  std::vector<int64_t> chunk_begin;  // chunks + 1 offsets into samples
   // The user of each chunk, or ~user (negative) for a user split between workers, whose row
   // several workers may update at once.
   std::vector<int32_t> chunk_user;
   // Per user, 1 / (pieces it is cut into); empty when no user is split.
   std::vector<float> split_weight;
-  std::vector<int64_t> slab_begin;    // slabs + 1 offsets into the chunks
+  std::vector<int64_t> slab_begin;  // slabs + 1 offsets into the chunks
   // Per slab, parts + 1 offsets into the chunks (absolute): slab s's part w is chunks
   // [part_begin[s * (parts + 1) + w], part_begin[s * (parts + 1) + w + 1]).
   std::vector<int64_t> part_begin;
