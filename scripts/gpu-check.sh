@@ -76,6 +76,10 @@ cli_train() {
         "$(grep '^epoch 4/4' "$out/cli_${algo}_$backend.log")"
     done
   done
+  # The wavefront schedule, which only a CUDA context runs.
+  .carry/bin/sparsefac train sgd "$dir/train.txt" -o "$dir/sgd_wavefront.sfm" --rank 16 --iters 4 \
+    --backend cuda --schedule wavefront --seed 5 >"$out/cli_sgd_wavefront.log" 2>&1 || rc=1
+  echo "cli sgd cuda wavefront: $(grep '^epoch 4/4' "$out/cli_sgd_wavefront.log")"
   rm -rf "$dir"
   return $rc
 }
