@@ -89,6 +89,12 @@ SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offset
     return split && n > layout.split_above ? (n + layout.split_above - 1) / layout.split_above
                                            : int64_t{1};
   };
+  // Calls f(begin, end, piece) for the pieces of a run of user u: the run itself, or near-equal
+  // pieces when the user is split (the run is then the whole row).
+  auto for_each_piece = [&](int64_t u, int64_t b, int64_t e, auto&& f) {
+    const int64_t pieces = share_count(u), n = e - b;
+    for (int64_t x = 0; x < pieces; ++x) f(b + n * x / pieces, b + n * (x + 1) / pieces, x);
+  };
   std::vector<int64_t> first_share, worker_of;
   if (grid <= 1) {
     first_share.assign(static_cast<size_t>(users) + 1, 0);
@@ -98,11 +104,9 @@ SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offset
     }
     std::vector<int64_t> sizes(static_cast<size_t>(first_share.back()));
     for (int64_t u = 0; u < users; ++u) {
-      const int64_t n = offsets[u + 1] - offsets[u], pieces = share_count(u);
-      for (int64_t x = 0; x < pieces; ++x) {
-        sizes[static_cast<size_t>(first_share[static_cast<size_t>(u)] + x)] =
-            n * (x + 1) / pieces - n * x / pieces;
-      }
+      for_each_piece(u, offsets[u], offsets[u + 1], [&](int64_t b, int64_t e, int64_t x) {
+        sizes[static_cast<size_t>(first_share[static_cast<size_t>(u)] + x)] = e - b;
+      });
     }
     worker_of = deal_shares(sizes, workers);
     if (first_share.back() > users) {
@@ -125,12 +129,6 @@ SgdChunks arrange_sgd_chunks(int64_t users, int64_t items, const int64_t* offset
       f(e, end, part);
       e = end;
     }
-  };
-  // Calls f(begin, end, piece) for the pieces of a run of user u: the run itself, or near-equal
-  // pieces when the user is split (the run is then the whole row).
-  auto for_each_piece = [&](int64_t u, int64_t b, int64_t e, auto&& f) {
-    const int64_t pieces = share_count(u), n = e - b;
-    for (int64_t x = 0; x < pieces; ++x) f(b + n * x / pieces, b + n * (x + 1) / pieces, x);
   };
   auto pieces_of = [max_chunk](int64_t n) { return (n + max_chunk - 1) / max_chunk; };
 
