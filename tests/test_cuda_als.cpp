@@ -188,6 +188,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{kAls, kChol, 64, false, kPlain}, Case{kAls, kChol, 100, true, kWeighted},
                       Case{kAls, kChol, 128, false, kWeighted},
                       Case{kAls, kChol, 200, false, kWeighted},
+                      // The largest systems of the tensor-core Cholesky (d = 272), and the
+                      // smallest past it.
+                      Case{kAls, kChol, 271, true, kPlain}, Case{kAls, kChol, 273, false, kPlain},
                       Case{kAls, kChol, 300, true, kWeighted},
                       Case{kAls, kChol, 400, true, kWeighted}, Case{kAls, kCg, 8, true, kWeighted},
                       Case{kAls, kCg, 100, false, kPlain}, Case{kAls, kCg, 256, false, kWeighted},
@@ -210,6 +213,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{kAls, kChol, 100, true, kWeighted, kHalf},
                       Case{kAls, kChol, 100, true, kWeighted, kBrain},
                       Case{kAls, kChol, 128, false, kWeighted, kHalf},
+                      Case{kAls, kChol, 256, true, kWeighted, kHalf},
                       Case{kAls, kChol, 300, true, kWeighted, kBrain},
                       Case{kAls, kChol, 400, false, kWeighted, kHalf},
                       Case{kAls, kCg, 32, true, kWeighted, kHalf},

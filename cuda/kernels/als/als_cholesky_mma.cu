@@ -1,14 +1,20 @@
 // Batched Cholesky solves of the ALS normal equations with the O(d^3) part on tensor cores:
-// one thread block (4 warps) per system, the lower triangle of the augmented [A; b^T] held in
-// shared memory as 16 x 16 tiles, factored right-looking a block column at a time:
+// one thread block (4 warps, 8 for the largest systems) per system, the lower triangle of A held
+// in shared memory as 16 x 16 tiles and b beside it, factored right-looking a block column at
+// a time:
 //   1. one warp factors the diagonal tile in registers (a lane per row, shuffles, no barrier);
-//   2. a thread per row below solves its 16 entries of the block column against that tile;
+//   2. a thread per row below solves its 16 entries of the block column against that tile, and
+//      one more thread does the same for b's 16 entries of the block (forward substitution);
 //   3. the warps update the trailing tiles, A_IJ -= L_IK L_JK^T, with 3xTF32 mma (fp32
-//      accuracy, common/mma_tf32.cuh).
-// Rows past d are zero and the extra row d holds b, so it comes out as L^-1 b (the forward
-// substitution is free); pivots at and past d are taken as 1. One warp then does the backward
-// substitution. A system that is not positive definite, or whose solution is not finite, is
-// reloaded with its diagonal raised and solved again, as in als_cholesky.cu.
+//      accuracy, common/mma_tf32.cuh), and threads the rest of b, b_I -= L_IK z_K.
+// Rows past d are zero and their pivots are taken as 1. b comes out as z = L^-1 b; one warp then
+// does the backward substitution. A system that is not positive definite, or whose solution is
+// not finite, is reloaded with its diagonal raised and solved again, as in als_cholesky.cu.
+//
+// Tiles are rows of 16 floats with their four 16-byte chunks permuted per row (`at`), so that
+// the mma fragment loads (rows g = 0..7, columns t or pairs 2t), the row-wise float4 loads and
+// the column reads of the backward substitution each fall on distinct banks; 16 rather than
+// the 20 floats an unpermuted row needs, for more systems per SM.
 #include <algorithm>
 
 #include "cuda/cuda_check.h"
@@ -20,49 +26,73 @@
 namespace sfac::cuda::kernels {
 namespace {
 
-constexpr int kThreads = 128;
 constexpr int kTile = 16;
-// Floats per tile row: 20 = 20 mod 32 puts the fragment loads of a warp (rows g, columns t)
-// on 32 distinct banks and keeps rows 16-byte aligned.
-constexpr int kLead = 20;
-constexpr int kTileFloats = kTile * kLead;
-constexpr int kMaxTiles = 12;  // block rows: d + 1 up to 192 (about 100 KB of tiles)
+constexpr int kTileFloats = kTile * kTile;
+constexpr int kMaxTiles = 17;  // block rows: d up to 272 (about 160 KB of tiles)
+constexpr int kWideTiles = 12;  // from this many block rows on, 8 warps a system
 
 __host__ __device__ constexpr int tile_count(int tiles) { return tiles * (tiles + 1) / 2; }
+
+// The chunk permutation of tile row r: bit 1 of r flips chunk bit 1, bit 2 of r chunk bit 0.
+// Rows g and g + 2 of a fragment load then land 8 words apart and g, g + 2, g + 4, g + 6 on
+// four distinct chunks.
+__device__ inline int chunk_key(int r) { return ((r >> 1) & 1) << 1 | ((r >> 2) & 1); }
+
+// Offset of entry (r, c) within a tile.
+__device__ inline int at(int r, int c) {
+  return r * kTile + (((c >> 2) ^ chunk_key(r)) << 2) + (c & 3);
+}
 
 // Tile (I, J), I >= J, of the packed lower triangle of tiles.
 __device__ inline float* tile(float* l, int bi, int bj) {
   return l + (bi * (bi + 1) / 2 + bj) * kTileFloats;
 }
 
-// The lower tiles of [A; b^T] (padded with zeros to `tiles` block rows), the diagonal of A
-// raised by `raise`. A is read along the rows of its lower triangle (the upper part of the
-// diagonal tiles is loaded too, and never used), by cp.async: every load in flight at once,
-// where plain loads would wait one by one.
-__device__ void load_tiles(const float* a, const float* b, int d, int tiles, float raise,
-                           float* l) {
-  // Thread t loads entries (t / 16 + 8 m, t % 16), m = 0, 1, of every tile (128 threads).
+// The 16 entries of a row whose chunks are permuted by `key`, into / out of registers.
+__device__ inline void load_row(const float* row, int key, float v[kTile]) {
+#pragma unroll
+  for (int c = 0; c < kTile; c += 4) {
+    const float4 q = *reinterpret_cast<const float4*>(row + (((c >> 2) ^ key) << 2));
+    v[c] = q.x, v[c + 1] = q.y, v[c + 2] = q.z, v[c + 3] = q.w;
+  }
+}
+__device__ inline void store_row(float* row, int key, const float v[kTile]) {
+#pragma unroll
+  for (int c = 0; c < kTile; c += 4) {
+    *reinterpret_cast<float4*>(row + (((c >> 2) ^ key) << 2)) =
+        make_float4(v[c], v[c + 1], v[c + 2], v[c + 3]);
+  }
+}
+
+// The lower tiles of A (padded with zeros to `tiles` block rows), the diagonal raised by
+// `raise`, and b (zero-padded) into z. A is read along the rows of its lower triangle (the
+// upper part of the diagonal tiles is loaded too, and never used), by cp.async: every load in
+// flight at once, where plain loads would wait one by one.
+__device__ void load_tiles(const float* a, const float* b, int d, int tiles, float raise, float* l,
+                           float* z) {
   const int c = static_cast<int>(threadIdx.x) % kTile;
+  const int rows_per_pass = static_cast<int>(blockDim.x) / kTile;
   float* t = l;
   for (int bi = 0; bi < tiles; ++bi) {
     for (int bj = 0; bj <= bi; ++bj, t += kTileFloats) {
       const int j = kTile * bj + c;
-      for (int r = static_cast<int>(threadIdx.x) / kTile; r < kTile; r += kThreads / kTile) {
+      for (int r = static_cast<int>(threadIdx.x) / kTile; r < kTile; r += rows_per_pass) {
         const int i = kTile * bi + r;
         if (i < d && j < d) {
-          detail::cp_async4(t + r * kLead + c, a + int64_t{i} * d + j, true);
+          detail::cp_async4(t + at(r, c), a + int64_t{i} * d + j, true);
         } else {
-          t[r * kLead + c] = i == d && j < d ? b[j] : 0.0f;
+          t[at(r, c)] = 0.0f;
         }
       }
     }
   }
   detail::cp_async_commit();
+  for (int j = threadIdx.x; j < kTile * tiles; j += blockDim.x) z[j] = j < d ? b[j] : 0.0f;
   detail::cp_async_wait<0>();
   __syncthreads();
   if (raise != 0.0f) {
     for (int i = threadIdx.x; i < d; i += blockDim.x) {
-      tile(l, i / kTile, i / kTile)[(i % kTile) * (kLead + 1)] += raise;
+      tile(l, i / kTile, i / kTile)[at(i % kTile, i % kTile)] += raise;
     }
     __syncthreads();
   }
@@ -75,11 +105,7 @@ __device__ void factor_diagonal(float* diag, int k, int d, float* inverse, int* 
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int r = lane % kTile;
   float row[kTile];
-#pragma unroll
-  for (int c = 0; c < kTile; c += 4) {
-    const float4 v = *reinterpret_cast<const float4*>(diag + r * kLead + c);
-    row[c] = v.x, row[c + 1] = v.y, row[c + 2] = v.z, row[c + 3] = v.w;
-  }
+  load_row(diag + r * kTile, chunk_key(r), row);
   bool ok = true;
 #pragma unroll
   for (int j = 0; j < kTile; ++j) {
@@ -102,34 +128,22 @@ __device__ void factor_diagonal(float* diag, int k, int d, float* inverse, int* 
     }
   }
   __syncwarp();  // lanes 16-31 read the rows that lanes 0-15 now write
-  if (lane < kTile) {
-#pragma unroll
-    for (int c = 0; c < kTile; c += 4) {
-      *reinterpret_cast<float4*>(diag + r * kLead + c) =
-          make_float4(row[c], row[c + 1], row[c + 2], row[c + 3]);
-    }
-  }
+  if (lane < kTile) store_row(diag + r * kTile, chunk_key(r), row);
   if (!ok && lane == 0) *failed = 1;
 }
 
-// Step 2: row `r` of a tile below the diagonal, x = a L_kk^-T, in place.
-__device__ void solve_panel_row(float* a_row, const float* diag, const float* inverse) {
+// Step 2: a row of 16 entries (chunks permuted by `key`) below the diagonal, x = a L_kk^-T, in
+// place; for b's block, z_k = L_kk^-1 b_k.
+__device__ void solve_panel_row(float* a_row, int key, const float* diag, const float* inverse) {
   float x[kTile];
-#pragma unroll
-  for (int c = 0; c < kTile; c += 4) {
-    const float4 v = *reinterpret_cast<const float4*>(a_row + c);
-    x[c] = v.x, x[c + 1] = v.y, x[c + 2] = v.z, x[c + 3] = v.w;
-  }
+  load_row(a_row, key, x);
 #pragma unroll
   for (int j = 0; j < kTile; ++j) {
     x[j] *= inverse[j];
 #pragma unroll
-    for (int c = j + 1; c < kTile; ++c) x[c] = fmaf(-x[j], diag[c * kLead + j], x[c]);
+    for (int c = j + 1; c < kTile; ++c) x[c] = fmaf(-x[j], diag[at(c, j)], x[c]);
   }
-#pragma unroll
-  for (int c = 0; c < kTile; c += 4) {
-    *reinterpret_cast<float4*>(a_row + c) = make_float4(x[c], x[c + 1], x[c + 2], x[c + 3]);
-  }
+  store_row(a_row, key, x);
 }
 
 // Step 3: C -= L_ik L_jk^T for one 16 x 16 tile, by one warp.
@@ -139,17 +153,16 @@ __device__ void update_tile(float* c_tile, const float* l_ik, const float* l_jk)
   float acc[2][4];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const float2 top = *reinterpret_cast<const float2*>(c_tile + g * kLead + 8 * h + 2 * t);
-    const float2 bottom =
-        *reinterpret_cast<const float2*>(c_tile + (g + 8) * kLead + 8 * h + 2 * t);
+    const float2 top = *reinterpret_cast<const float2*>(c_tile + at(g, 8 * h + 2 * t));
+    const float2 bottom = *reinterpret_cast<const float2*>(c_tile + at(g + 8, 8 * h + 2 * t));
     acc[h][0] = top.x, acc[h][1] = top.y, acc[h][2] = bottom.x, acc[h][3] = bottom.y;
   }
 #pragma unroll
   for (int ks = 0; ks < 2; ++ks) {
     const int col = 8 * ks + t;
     // The left operand negated: the products are subtracted.
-    const float left[4] = {-l_ik[g * kLead + col], -l_ik[(g + 8) * kLead + col],
-                           -l_ik[g * kLead + col + 4], -l_ik[(g + 8) * kLead + col + 4]};
+    const float left[4] = {-l_ik[at(g, col)], -l_ik[at(g + 8, col)], -l_ik[at(g, col + 4)],
+                           -l_ik[at(g + 8, col + 4)]};
     uint32_t a_big[4], a_small[4];
 #pragma unroll
     for (int p = 0; p < 4; ++p) {
@@ -161,24 +174,23 @@ __device__ void update_tile(float* c_tile, const float* l_ik, const float* l_jk)
     for (int h = 0; h < 2; ++h) {
       // Column n of L_jk^T is row n of L_jk.
       const int n = g + 8 * h;
-      const detail::SplitTf32 y0 = detail::split_tf32(l_jk[n * kLead + col]);
-      const detail::SplitTf32 y1 = detail::split_tf32(l_jk[n * kLead + col + 4]);
+      const detail::SplitTf32 y0 = detail::split_tf32(l_jk[at(n, col)]);
+      const detail::SplitTf32 y1 = detail::split_tf32(l_jk[at(n, col + 4)]);
       const uint32_t b_big[2] = {y0.big, y1.big}, b_small[2] = {y0.small, y1.small};
       detail::mma_3xtf32(acc[h], a_big, a_small, b_big, b_small);
     }
   }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    *reinterpret_cast<float2*>(c_tile + g * kLead + 8 * h + 2 * t) =
-        make_float2(acc[h][0], acc[h][1]);
-    *reinterpret_cast<float2*>(c_tile + (g + 8) * kLead + 8 * h + 2 * t) =
+    *reinterpret_cast<float2*>(c_tile + at(g, 8 * h + 2 * t)) = make_float2(acc[h][0], acc[h][1]);
+    *reinterpret_cast<float2*>(c_tile + at(g + 8, 8 * h + 2 * t)) =
         make_float2(acc[h][2], acc[h][3]);
   }
 }
 
-// Factors the tiles in place; false (in every thread) at a pivot that is not positive.
-// `inverse`: 16 floats; `failed`: a shared int.
-__device__ bool factor_tiles(float* l, int d, int tiles, float* inverse, int* failed) {
+// Factors the tiles in place and turns z into L^-1 b; false (in every thread) at a pivot that
+// is not positive. `inverse`: 16 floats; `failed`: a shared int.
+__device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* inverse, int* failed) {
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int warps = static_cast<int>(blockDim.x) / 32;
   if (threadIdx.x == 0) *failed = 0;
@@ -187,11 +199,27 @@ __device__ bool factor_tiles(float* l, int d, int tiles, float* inverse, int* fa
     __syncthreads();
     if (*failed) return false;
     const int below = kTile * (tiles - k - 1);
-    for (int p = threadIdx.x; p < below; p += blockDim.x) {
-      solve_panel_row(tile(l, k + 1 + p / kTile, k) + (p % kTile) * kLead, tile(l, k, k),
-                      inverse);
+    for (int p = threadIdx.x; p <= below; p += blockDim.x) {
+      if (p < below) {
+        const int r = p % kTile;
+        solve_panel_row(tile(l, k + 1 + p / kTile, k) + r * kTile, chunk_key(r), tile(l, k, k),
+                        inverse);
+      } else {
+        solve_panel_row(z + kTile * k, 0, tile(l, k, k), inverse);
+      }
     }
     __syncthreads();
+    // b below the block: b_i -= L_i,k z_k (reads block column k and z_k; the tile updates
+    // below neither read z nor write block column k).
+    for (int p = threadIdx.x; p < below; p += blockDim.x) {
+      const int r = p % kTile;
+      float row[kTile];
+      load_row(tile(l, k + 1 + p / kTile, k) + r * kTile, chunk_key(r), row);
+      float sum = 0.0f;
+#pragma unroll
+      for (int c = 0; c < kTile; ++c) sum = fmaf(row[c], z[kTile * k + c], sum);
+      z[kTile * (k + 1) + p] -= sum;
+    }
     const int rest = tiles - k - 1;
     for (int q = warp; q < tile_count(rest); q += warps) {
       int bi, bj;
@@ -205,33 +233,28 @@ __device__ bool factor_tiles(float* l, int d, int tiles, float* inverse, int* fa
   return true;
 }
 
-// L[i][j] of the factored tiles.
-__device__ inline float entry(float* l, int i, int j) {
-  return tile(l, i / kTile, j / kTile)[(i % kTile) * kLead + j % kTile];
-}
-
-// L^T x = z, z = L^-1 b in row d, by warp 0, a block of 16 unknowns at a time from the last:
-// lanes c and c + 16 take the dots of column 16k + c of the tiles below with the finished
-// unknowns (half the rows each), then the 16 x 16 triangle is solved with shuffles. Returns
-// whether every unknown is finite (in every lane).
-__device__ bool solve_backward(float* l, int d, int tiles, float* x) {
+// L^T x = z by warp 0, a block of 16 unknowns at a time from the last: lanes c and c + 16 take
+// the dots of column 16k + c of the tiles below with the finished unknowns (half the rows
+// each), then the 16 x 16 triangle is solved with shuffles. Returns whether every unknown is
+// finite (in every lane).
+__device__ bool solve_backward(float* l, const float* z, int d, int tiles, float* x) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int c = lane % kTile, half = lane / kTile;
   for (int k = tiles - 1; k >= 0; --k) {
     const int j = kTile * k + c;
     float acc = 0.0f;
     for (int i = kTile * (k + 1) + half; i < d; i += 2) {
-      acc = fmaf(tile(l, i / kTile, k)[(i % kTile) * kLead + c], x[i], acc);
+      acc = fmaf(tile(l, i / kTile, k)[at(i % kTile, c)], x[i], acc);
     }
     acc += __shfl_xor_sync(0xffffffffu, acc, kTile);
-    float r = j < d ? entry(l, d, j) - acc : 0.0f;
+    float r = j < d ? z[j] - acc : 0.0f;
     const float* diag = tile(l, k, k);
 #pragma unroll
     for (int m = kTile - 1; m >= 0; --m) {
       // Unknowns at and past d stay 0 (their right-hand sides are 0).
-      const float z = __shfl_sync(0xffffffffu, r / diag[m * kLead + m], m);
-      if (c < m) r = fmaf(-diag[m * kLead + c], z, r);
-      if (c == m) r = z;
+      const float v = __shfl_sync(0xffffffffu, r / diag[at(m, m)], m);
+      if (c < m) r = fmaf(-diag[at(m, c)], v, r);
+      if (c == m) r = v;
     }
     if (lane < kTile) x[j] = r;
     __syncwarp();
@@ -241,13 +264,16 @@ __device__ bool solve_backward(float* l, int d, int tiles, float* x) {
   return __all_sync(0xffffffffu, finite);
 }
 
-__global__ void __launch_bounds__(kThreads)
+// kThreads: 128, or 256 for kWideTiles block rows and more. The register bound lets the
+// smaller systems keep 7 blocks an SM, as many as their tiles' shared memory allows.
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
     cholesky_mma_kernel(AlsHalfSweep s, AlsBatch batch, const float* a, const float* b) {
   extern __shared__ __align__(16) float smem[];
   __shared__ float inverse[kTile];
   __shared__ int failed;
   const int d = static_cast<int>(s.d);
-  const int tiles = (d + 1 + kTile - 1) / kTile;
+  const int tiles = (d + kTile - 1) / kTile;
   const int64_t row = batch.row_begin + blockIdx.x;
   const int64_t local = s.first_segment[row] - batch.segment_base;  // the row's system
   const int64_t count = s.offsets[row + 1] - s.offsets[row];
@@ -256,7 +282,8 @@ __global__ void __launch_bounds__(kThreads)
     return;
   }
   float* l = smem;
-  float* x = smem + tile_count(tiles) * kTileFloats;
+  float* z = smem + tile_count(tiles) * kTileFloats;
+  float* x = z + kTile * tiles;
   const float* system = a + local * d * d;
   const float* rhs = b + local * d;
   // A system that is not positive definite, or whose solution is not finite (a pivot barely
@@ -272,11 +299,11 @@ __global__ void __launch_bounds__(kThreads)
       raise = 1e-6f * fmaxf(trace / static_cast<float>(d), 1.0f);
       __syncthreads();  // the failed attempt's tiles may still be read
     }
-    load_tiles(system, rhs, d, tiles, raise, l);
-    ok = factor_tiles(l, d, tiles, inverse, &failed);
+    load_tiles(system, rhs, d, tiles, raise, l, z);
+    ok = factor_tiles(l, z, d, tiles, inverse, &failed);
     if (ok) {
       if (threadIdx.x < 32) {
-        const bool finite = solve_backward(l, d, tiles, x);
+        const bool finite = solve_backward(l, z, d, tiles, x);
         if (threadIdx.x == 0) failed = !finite;
       }
       __syncthreads();
@@ -293,25 +320,27 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-bool als_cholesky_on_tensor_cores(int64_t d) { return (d + 1 + kTile - 1) / kTile <= kMaxTiles; }
+bool als_cholesky_on_tensor_cores(int64_t d) { return (d + kTile - 1) / kTile <= kMaxTiles; }
 
 bool launch_als_cholesky_solve_mma(const AlsHalfSweep& s, const AlsBatch& batch, const float* a,
                                    const float* b, int max_shared_bytes, cudaStream_t stream) {
   if (!als_cholesky_on_tensor_cores(s.d)) return false;
-  const int64_t tiles = (s.d + 1 + kTile - 1) / kTile;
+  const int tiles = static_cast<int>((s.d + kTile - 1) / kTile);
+  // The tiles, then z and x.
   const int64_t shared =
-      (tile_count(static_cast<int>(tiles)) * int64_t{kTileFloats} + kTile * tiles) *
-      int64_t{sizeof(float)};
+      (tile_count(tiles) * int64_t{kTileFloats} + 2 * kTile * tiles) * int64_t{sizeof(float)};
   // The normal equations left A's upper triangle unwritten for this kernel: no fallback. Every
   // device the library is built for (sm_90 and later) has the shared memory.
   SFAC_REQUIRE(shared <= max_shared_bytes, SFAC_ERR_UNSUPPORTED, "the ALS Cholesky kernel needs ",
                shared, " bytes of shared memory per block; this device offers ",
                max_shared_bytes);
-  SFAC_CUDA_TRY(cudaFuncSetAttribute(cholesky_mma_kernel,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+  auto kernel = tiles >= kWideTiles ? cholesky_mma_kernel<256> : cholesky_mma_kernel<128>;
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(shared)));
-  cholesky_mma_kernel<<<static_cast<unsigned>(batch.row_end - batch.row_begin), kThreads,
-                        static_cast<size_t>(shared), stream>>>(s, batch, a, b);
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxShared));
+  kernel<<<static_cast<unsigned>(batch.row_end - batch.row_begin), tiles >= kWideTiles ? 256 : 128,
+           static_cast<size_t>(shared), stream>>>(s, batch, a, b);
   SFAC_CUDA_CHECK_LAUNCH();
   return true;
 }

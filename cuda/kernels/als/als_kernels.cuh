@@ -58,7 +58,7 @@ bool launch_als_cholesky_solve_packed(const AlsHalfSweep& s, const AlsBatch& bat
                                       cudaStream_t stream);
 
 // The path of launch_als_cholesky_solve with the factorization's updates on tensor cores
-// (als_cholesky_mma.cu), for d below 191 where the tiles fit shared memory; false (nothing
+// (als_cholesky_mma.cu), for d up to 272 where the tiles fit shared memory; false (nothing
 // launched) otherwise.
 bool launch_als_cholesky_solve_mma(const AlsHalfSweep& s, const AlsBatch& batch, const float* a,
                                    const float* b, int max_shared_bytes, cudaStream_t stream);
