@@ -41,13 +41,29 @@ struct DeviceSide {
   std::vector<int64_t> host_first_segment;
 };
 
-// Cuts each row's ratings into segments of at most kAlsSegment (one, empty, for a row without
-// ratings); `offsets` is on the device.
+// Segments of a side aimed at: enough thread blocks to fill any device many times over, with
+// each segment as long as that allows (up to kMaxSegment ratings), since every segment past a
+// row's first writes a whole system that is then read and added back into the first.
+constexpr int64_t kTargetSegments = 16384;
+constexpr int64_t kMaxSegment = 8192;
+
+// The segment length of a side with nnz ratings: a multiple of kernels::kAlsSegment (its
+// least) up to kMaxSegment. It depends on the data alone, so a seed gives the same sums on
+// every device.
+int64_t segment_length(int64_t nnz) {
+  const int64_t quantum = kernels::kAlsSegment;
+  const int64_t wanted = (nnz / kTargetSegments + quantum - 1) / quantum * quantum;
+  return std::clamp(wanted, quantum, kMaxSegment);
+}
+
+// Cuts each row's ratings into segments of segment_length ratings at most (one, empty, for a
+// row without ratings); `offsets` is on the device.
 void build_segments(DeviceSide& side, const int64_t* offsets, cudaStream_t stream) {
   std::vector<int64_t> off(static_cast<size_t>(side.n) + 1);
   SFAC_CUDA_TRY(cudaMemcpyAsync(off.data(), offsets, off.size() * sizeof(int64_t),
                                 cudaMemcpyDeviceToHost, stream));
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+  const int64_t length = segment_length(off[side.n]);
   std::vector<int64_t> begin;
   std::vector<int32_t> row_of;
   side.host_first_segment.resize(off.size());
@@ -57,7 +73,7 @@ void build_segments(DeviceSide& side, const int64_t* offsets, cudaStream_t strea
     do {
       begin.push_back(e);
       row_of.push_back(static_cast<int32_t>(r));
-      e += kernels::kAlsSegment;
+      e += length;
     } while (e < off[r + 1]);
   }
   side.host_first_segment[side.n] = static_cast<int64_t>(begin.size());
@@ -205,7 +221,7 @@ class CudaAlsTrainer final : public Trainer {
   int64_t system_bytes() const { return (d_ * d_ + d_) * int64_t{sizeof(float)}; }
 
   // What the trainer holds besides the batch's systems (an upper bound: the segments are
-  // counted as if every row's last segment were partial).
+  // counted as if of the shortest length, with every row's last one partial).
   int64_t data_bytes(const SparseMatrix& ratings) const {
     const int64_t rows = ratings.rows() + ratings.cols();
     const int64_t segments = rows + 2 * ratings.nnz() / kernels::kAlsSegment + 2;

@@ -99,9 +99,11 @@ __device__ void load_tiles(const float* a, const float* b, int d, int tiles, flo
 }
 
 // Step 1: the diagonal tile of block column k by warp 0, lane r holding row r. Pivots of
-// columns at and past d are 1. Writes L_kk over the tile and 1 / pivot to `inverse`; sets
-// *failed at a pivot that is not positive.
-__device__ void factor_diagonal(float* diag, int k, int d, float* inverse, int* failed) {
+// columns at and past d are 1. Writes L_kk over the tile, its transpose to `upper` (16 x 16,
+// chunks permuted like a tile's) and 1 / pivot to `inverse`; sets *failed at a pivot that is
+// not positive.
+__device__ void factor_diagonal(float* diag, int k, int d, float* upper, float* inverse,
+                                int* failed) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int r = lane % kTile;
   float row[kTile];
@@ -128,26 +130,65 @@ __device__ void factor_diagonal(float* diag, int k, int d, float* inverse, int* 
     }
   }
   __syncwarp();  // lanes 16-31 read the rows that lanes 0-15 now write
-  if (lane < kTile) store_row(diag + r * kTile, chunk_key(r), row);
+  if (lane < kTile) {
+    store_row(diag + r * kTile, chunk_key(r), row);
+#pragma unroll
+    for (int c = 0; c < kTile; ++c) upper[at(c, r)] = c <= r ? row[c] : 0.0f;
+  }
   if (!ok && lane == 0) *failed = 1;
 }
 
 // Step 2: a row of 16 entries (chunks permuted by `key`) below the diagonal, x = a L_kk^-T, in
-// place; for b's block, z_k = L_kk^-1 b_k.
-__device__ void solve_panel_row(float* a_row, int key, const float* diag, const float* inverse) {
+// place; for b's block, z_k = L_kk^-1 b_k. Column j of L_kk is read as row j of `upper`, 16
+// bytes at a time.
+__device__ __forceinline__ void solve_panel_row(float* a_row, int key, const float* upper, const float* inverse) {
+  // Keeps the compiler from hoisting the 120 reads of `upper` out of the caller's loop over
+  // rows into registers (and spilling them).
+  asm volatile("" ::: "memory");
   float x[kTile];
   load_row(a_row, key, x);
 #pragma unroll
   for (int j = 0; j < kTile; ++j) {
     x[j] *= inverse[j];
 #pragma unroll
-    for (int c = j + 1; c < kTile; ++c) x[c] = fmaf(-x[j], diag[at(c, j)], x[c]);
+    for (int q = 0; q < 4; ++q) {
+      if (4 * q + 3 <= j) continue;
+      const float4 v = *reinterpret_cast<const float4*>(upper + at(j, 4 * q));
+      const float col[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        if (4 * q + u > j) x[4 * q + u] = fmaf(-x[j], col[u], x[4 * q + u]);
+      }
+    }
   }
   store_row(a_row, key, x);
 }
 
-// Step 3: C -= L_ik L_jk^T for one 16 x 16 tile, by one warp.
-__device__ void update_tile(float* c_tile, const float* l_ik, const float* l_jk) {
+// Step 3, the left operand: L_ik negated (the products are subtracted) and split for 3xTF32,
+// as the fragments of its two 8-column halves.
+struct PanelFragment {
+  uint32_t big[2][4], small[2][4];
+};
+
+__device__ __forceinline__ void load_panel_fragment(const float* l_ik, PanelFragment* f) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int ks = 0; ks < 2; ++ks) {
+    const int col = 8 * ks + t;
+    const float left[4] = {-l_ik[at(g, col)], -l_ik[at(g + 8, col)], -l_ik[at(g, col + 4)],
+                           -l_ik[at(g + 8, col + 4)]};
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const detail::SplitTf32 v = detail::split_tf32(left[p]);
+      f->big[ks][p] = v.big;
+      f->small[ks][p] = v.small;
+    }
+  }
+}
+
+// Step 3: C -= L_ik L_jk^T for one 16 x 16 tile, by one warp (`left` holds L_ik).
+__device__ __forceinline__ void update_tile(float* c_tile, const PanelFragment& left, const float* l_jk) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane >> 2, t = lane & 3;
   float acc[2][4];
@@ -160,16 +201,6 @@ __device__ void update_tile(float* c_tile, const float* l_ik, const float* l_jk)
 #pragma unroll
   for (int ks = 0; ks < 2; ++ks) {
     const int col = 8 * ks + t;
-    // The left operand negated: the products are subtracted.
-    const float left[4] = {-l_ik[at(g, col)], -l_ik[at(g + 8, col)], -l_ik[at(g, col + 4)],
-                           -l_ik[at(g + 8, col + 4)]};
-    uint32_t a_big[4], a_small[4];
-#pragma unroll
-    for (int p = 0; p < 4; ++p) {
-      const detail::SplitTf32 v = detail::split_tf32(left[p]);
-      a_big[p] = v.big;
-      a_small[p] = v.small;
-    }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       // Column n of L_jk^T is row n of L_jk.
@@ -177,7 +208,7 @@ __device__ void update_tile(float* c_tile, const float* l_ik, const float* l_jk)
       const detail::SplitTf32 y0 = detail::split_tf32(l_jk[at(n, col)]);
       const detail::SplitTf32 y1 = detail::split_tf32(l_jk[at(n, col + 4)]);
       const uint32_t b_big[2] = {y0.big, y1.big}, b_small[2] = {y0.small, y1.small};
-      detail::mma_3xtf32(acc[h], a_big, a_small, b_big, b_small);
+      detail::mma_3xtf32(acc[h], left.big[ks], left.small[ks], b_big, b_small);
     }
   }
 #pragma unroll
@@ -189,23 +220,23 @@ __device__ void update_tile(float* c_tile, const float* l_ik, const float* l_jk)
 }
 
 // Factors the tiles in place and turns z into L^-1 b; false (in every thread) at a pivot that
-// is not positive. `inverse`: 16 floats; `failed`: a shared int.
-__device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* inverse, int* failed) {
+// is not positive. `upper`: a tile; `inverse`: 16 floats; `failed`: a shared int.
+__device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper, float* inverse,
+                             int* failed) {
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int warps = static_cast<int>(blockDim.x) / 32;
   if (threadIdx.x == 0) *failed = 0;
   for (int k = 0; k < tiles; ++k) {
-    if (warp == 0) factor_diagonal(tile(l, k, k), k, d, inverse, failed);
+    if (warp == 0) factor_diagonal(tile(l, k, k), k, d, upper, inverse, failed);
     __syncthreads();
     if (*failed) return false;
     const int below = kTile * (tiles - k - 1);
     for (int p = threadIdx.x; p <= below; p += blockDim.x) {
       if (p < below) {
         const int r = p % kTile;
-        solve_panel_row(tile(l, k + 1 + p / kTile, k) + r * kTile, chunk_key(r), tile(l, k, k),
-                        inverse);
+        solve_panel_row(tile(l, k + 1 + p / kTile, k) + r * kTile, chunk_key(r), upper, inverse);
       } else {
-        solve_panel_row(z + kTile * k, 0, tile(l, k, k), inverse);
+        solve_panel_row(z + kTile * k, 0, upper, inverse);
       }
     }
     __syncthreads();
@@ -220,13 +251,23 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* invers
       for (int c = 0; c < kTile; ++c) sum = fmaf(row[c], z[kTile * k + c], sum);
       z[kTile * (k + 1) + p] -= sum;
     }
+    // Each warp a run of consecutive trailing tiles, row by row, so that tiles of one row
+    // share their left operand.
     const int rest = tiles - k - 1;
-    for (int q = warp; q < tile_count(rest); q += warps) {
+    const int q0 = warp * tile_count(rest) / warps, q1 = (warp + 1) * tile_count(rest) / warps;
+    if (q0 < q1) {
       int bi, bj;
-      lower_block(q, &bi, &bj);
-      bi += k + 1;
-      bj += k + 1;
-      update_tile(tile(l, bi, bj), tile(l, bi, k), tile(l, bj, k));
+      lower_block(q0, &bi, &bj);
+      PanelFragment left;
+      load_panel_fragment(tile(l, k + 1 + bi, k), &left);
+      for (int q = q0; q < q1; ++q) {
+        update_tile(tile(l, k + 1 + bi, k + 1 + bj), left, tile(l, k + 1 + bj, k));
+        if (++bj > bi && q + 1 < q1) {
+          ++bi;
+          bj = 0;
+          load_panel_fragment(tile(l, k + 1 + bi, k), &left);
+        }
+      }
     }
     __syncthreads();
   }
@@ -270,7 +311,8 @@ template <int kThreads>
 __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
     cholesky_mma_kernel(AlsHalfSweep s, AlsBatch batch, const float* a, const float* b) {
   extern __shared__ __align__(16) float smem[];
-  __shared__ float inverse[kTile];
+  __shared__ __align__(16) float upper[kTileFloats];
+  __shared__ __align__(16) float inverse[kTile];
   __shared__ int failed;
   const int d = static_cast<int>(s.d);
   const int tiles = (d + kTile - 1) / kTile;
@@ -300,7 +342,7 @@ __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
       __syncthreads();  // the failed attempt's tiles may still be read
     }
     load_tiles(system, rhs, d, tiles, raise, l, z);
-    ok = factor_tiles(l, z, d, tiles, inverse, &failed);
+    ok = factor_tiles(l, z, d, tiles, upper, inverse, &failed);
     if (ok) {
       if (threadIdx.x < 32) {
         const bool finite = solve_backward(l, z, d, tiles, x);

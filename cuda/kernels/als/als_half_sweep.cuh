@@ -11,7 +11,8 @@
 
 namespace sfac::cuda::kernels {
 
-// Ratings per segment (see AlsHalfSweep::segment_begin).
+// The shortest segment length, and the quantum of the lengths the trainer picks per side (see
+// AlsHalfSweep::segment_begin).
 constexpr int64_t kAlsSegment = 1024;
 
 struct AlsHalfSweep {
@@ -20,7 +21,7 @@ struct AlsHalfSweep {
   const int32_t* others = nullptr;  // the fixed side's index of each rating
   const float* values = nullptr;
   int64_t rows = 0;
-  // The rows' ratings cut into segments of at most kAlsSegment, so that a long row is spread
+  // The rows' ratings cut into segments (of a length per side), so that a long row is spread
   // over many thread blocks: segment g covers ratings [segment_begin[g], segment_begin[g + 1])
   // of row segment_row[g]; row r owns segments [first_segment[r], first_segment[r + 1]) (at
   // least one, empty for a row without ratings).
