@@ -218,7 +218,9 @@ class CudaAlsTrainer final : public Trainer {
                                      stream);
   }
 
-  int64_t system_bytes() const { return (d_ * d_ + d_) * int64_t{sizeof(float)}; }
+  int64_t system_bytes() const {
+    return (kernels::als_system_floats(d_) + d_) * int64_t{sizeof(float)};
+  }
 
   // What the trainer holds besides the batch's systems (an upper bound: the segments are
   // counted as if of the shortest length, with every row's last one partial).
@@ -307,7 +309,7 @@ class CudaAlsTrainer final : public Trainer {
       return;
     }
     const int64_t slots = std::min(batch_, self.host_first_segment.back());
-    DeviceBuffer<float> a(static_cast<size_t>(slots * d_ * d_), stream());
+    DeviceBuffer<float> a(static_cast<size_t>(slots * kernels::als_system_floats(d_)), stream());
     DeviceBuffer<float> b(static_cast<size_t>(slots * d_), stream());
     const std::vector<int64_t>& first = self.host_first_segment;
     kernels::AlsBatch batch;

@@ -11,14 +11,12 @@
 // does the backward substitution. A system that is not positive definite, or whose solution is
 // not finite, is reloaded with its diagonal raised and solved again, as in als_cholesky.cu.
 //
-// Tiles are rows of 16 floats with their four 16-byte chunks permuted per row (`at`), so that
-// the mma fragment loads (rows g = 0..7, columns t or pairs 2t), the row-wise float4 loads and
-// the column reads of the backward substitution each fall on distinct banks; 16 rather than
-// the 20 floats an unpermuted row needs, for more systems per SM.
+// The tiles are those the normal equations wrote (als_system_tiles.cuh), copied unchanged.
 #include <algorithm>
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/als/als_system_tiles.cuh"
 #include "cuda/kernels/als/als_triangle_blocks.cuh"
 #include "cuda/kernels/common/cp_async.cuh"
 #include "cuda/kernels/common/mma_tf32.cuh"
@@ -26,26 +24,17 @@
 namespace sfac::cuda::kernels {
 namespace {
 
-constexpr int kTile = 16;
-constexpr int kTileFloats = kTile * kTile;
+constexpr int kTile = kAlsTile;
+constexpr int kTileFloats = kAlsTileFloats;
 constexpr int kMaxTiles = 17;  // block rows: d up to 272 (about 160 KB of tiles)
 constexpr int kWideTiles = 12;  // from this many block rows on, 8 warps a system
 
 __host__ __device__ constexpr int tile_count(int tiles) { return tiles * (tiles + 1) / 2; }
 
-// The chunk permutation of tile row r: bit 1 of r flips chunk bit 1, bit 2 of r chunk bit 0.
-// Rows g and g + 2 of a fragment load then land 8 words apart and g, g + 2, g + 4, g + 6 on
-// four distinct chunks.
-__device__ inline int chunk_key(int r) { return ((r >> 1) & 1) << 1 | ((r >> 2) & 1); }
-
-// Offset of entry (r, c) within a tile.
-__device__ inline int at(int r, int c) {
-  return r * kTile + (((c >> 2) ^ chunk_key(r)) << 2) + (c & 3);
-}
-
-// Tile (I, J), I >= J, of the packed lower triangle of tiles.
-__device__ inline float* tile(float* l, int bi, int bj) {
-  return l + (bi * (bi + 1) / 2 + bj) * kTileFloats;
+__device__ __forceinline__ int chunk_key(int r) { return als_tile_chunk_key(r); }
+__device__ __forceinline__ int at(int r, int c) { return als_tile_offset(r, c); }
+__device__ __forceinline__ float* tile(float* l, int bi, int bj) {
+  return l + als_tile_start(bi, bj);
 }
 
 // The 16 entries of a row whose chunks are permuted by `key`, into / out of registers.
@@ -64,27 +53,14 @@ __device__ inline void store_row(float* row, int key, const float v[kTile]) {
   }
 }
 
-// The lower tiles of A (padded with zeros to `tiles` block rows), the diagonal raised by
-// `raise`, and b (zero-padded) into z. A is read along the rows of its lower triangle (the
-// upper part of the diagonal tiles is loaded too, and never used), by cp.async: every load in
-// flight at once, where plain loads would wait one by one.
+// The tiles of A (as the normal equations wrote them) and b (zero-padded to the tiles) into
+// shared memory, by 16-byte cp.async: every load in flight at once; the diagonal raised by
+// `raise`.
 __device__ void load_tiles(const float* a, const float* b, int d, int tiles, float raise, float* l,
                            float* z) {
-  const int c = static_cast<int>(threadIdx.x) % kTile;
-  const int rows_per_pass = static_cast<int>(blockDim.x) / kTile;
-  float* t = l;
-  for (int bi = 0; bi < tiles; ++bi) {
-    for (int bj = 0; bj <= bi; ++bj, t += kTileFloats) {
-      const int j = kTile * bj + c;
-      for (int r = static_cast<int>(threadIdx.x) / kTile; r < kTile; r += rows_per_pass) {
-        const int i = kTile * bi + r;
-        if (i < d && j < d) {
-          detail::cp_async4(t + at(r, c), a + int64_t{i} * d + j, true);
-        } else {
-          t[at(r, c)] = 0.0f;
-        }
-      }
-    }
+  const int chunks = tile_count(tiles) * kTileFloats / 4;
+  for (int q = threadIdx.x; q < chunks; q += blockDim.x) {
+    detail::cp_async16(l + 4 * q, a + 4 * q, true);
   }
   detail::cp_async_commit();
   for (int j = threadIdx.x; j < kTile * tiles; j += blockDim.x) z[j] = j < d ? b[j] : 0.0f;
@@ -326,7 +302,7 @@ __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
   float* l = smem;
   float* z = smem + tile_count(tiles) * kTileFloats;
   float* x = z + kTile * tiles;
-  const float* system = a + local * d * d;
+  const float* system = a + local * int64_t{kTileFloats} * tile_count(tiles);
   const float* rhs = b + local * d;
   // A system that is not positive definite, or whose solution is not finite (a pivot barely
   // above zero in a nearly singular system), takes the CPU trainer's retry with the diagonal
@@ -337,7 +313,9 @@ __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
     if (attempt > 0) {
       const float reg = als_regularization(s, count);
       float trace = 0.0f;
-      for (int t = 0; t < d; ++t) trace += system[int64_t{t} * d + t] - reg;
+      for (int t = 0; t < d; ++t) {
+        trace += system[als_tile_start(t / kTile, t / kTile) + at(t % kTile, t % kTile)] - reg;
+      }
       raise = 1e-6f * fmaxf(trace / static_cast<float>(d), 1.0f);
       __syncthreads();  // the failed attempt's tiles may still be read
     }
@@ -362,7 +340,11 @@ __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
 
 }  // namespace
 
-bool als_cholesky_on_tensor_cores(int64_t d) { return (d + kTile - 1) / kTile <= kMaxTiles; }
+bool als_cholesky_on_tensor_cores(int64_t d) { return als_tile_rows(d) <= kMaxTiles; }
+
+int64_t als_system_floats(int64_t d) {
+  return als_cholesky_on_tensor_cores(d) ? als_tile_count(als_tile_rows(d)) * kTileFloats : d * d;
+}
 
 bool launch_als_cholesky_solve_mma(const AlsHalfSweep& s, const AlsBatch& batch, const float* a,
                                    const float* b, int max_shared_bytes, cudaStream_t stream) {
@@ -371,7 +353,7 @@ bool launch_als_cholesky_solve_mma(const AlsHalfSweep& s, const AlsBatch& batch,
   // The tiles, then z and x.
   const int64_t shared =
       (tile_count(tiles) * int64_t{kTileFloats} + 2 * kTile * tiles) * int64_t{sizeof(float)};
-  // The normal equations left A's upper triangle unwritten for this kernel: no fallback. Every
+  // The normal equations wrote A's tiles for this kernel: no fallback. Every
   // device the library is built for (sm_90 and later) has the shared memory.
   SFAC_REQUIRE(shared <= max_shared_bytes, SFAC_ERR_UNSUPPORTED, "the ALS Cholesky kernel needs ",
                shared, " bytes of shared memory per block; this device offers ",

@@ -11,8 +11,8 @@
 namespace sfac::cuda::kernels {
 
 // A batch of a half-sweep: rows [row_begin, row_end), whose segments are [segment_base,
-// segment_base + segments). The batch's systems are stored one per segment (d x d row-major,
-// and d right-hand side entries); a row's system is its first segment's.
+// segment_base + segments). The batch's systems are stored one per segment (als_system_floats(d)
+// floats of `a`, and d right-hand side entries of `b`); a row's system is its first segment's.
 struct AlsBatch {
   int64_t row_begin = 0, row_end = 0;
   int64_t segment_base = 0, segments = 0;
@@ -63,10 +63,13 @@ bool launch_als_cholesky_solve_packed(const AlsHalfSweep& s, const AlsBatch& bat
 bool launch_als_cholesky_solve_mma(const AlsHalfSweep& s, const AlsBatch& batch, const float* a,
                                    const float* b, int max_shared_bytes, cudaStream_t stream);
 
-// Whether launch_als_cholesky_solve takes systems of d unknowns to the tensor-core kernel. That
-// kernel reads only the lower triangle of A (and ignores the upper part of its diagonal 16 x 16
-// tiles), so the normal equations need not write the upper one.
+// Whether launch_als_cholesky_solve takes systems of d unknowns to the tensor-core kernel. The
+// normal equations then write A in that kernel's tiled layout (als_system_tiles.cuh), else
+// d x d row-major, both triangles.
 bool als_cholesky_on_tensor_cores(int64_t d);
+
+// Floats of one system's slot of `a` (its matrix, in the layout above).
+int64_t als_system_floats(int64_t d);
 
 // cg_steps of conjugate gradient on every row, from the row's current value (warm start),
 // never forming the matrices.

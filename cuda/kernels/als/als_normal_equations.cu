@@ -173,15 +173,16 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Adds the systems of each row's later segments into its first, in segment order.
-__global__ void fold_segments_kernel(AlsHalfSweep s, AlsBatch batch, float* a, float* b) {
+__global__ void fold_segments_kernel(AlsHalfSweep s, AlsBatch batch, int64_t system_floats,
+                                     float* a, float* b) {
   const int64_t row = batch.row_begin + blockIdx.x;
   const int64_t first = s.first_segment[row], last = s.first_segment[row + 1];
   if (last - first < 2) return;
   const int64_t d = s.d;
-  float* dst = a + (first - batch.segment_base) * d * d;
-  for (int64_t p = threadIdx.x; p < d * d; p += blockDim.x) {
+  float* dst = a + (first - batch.segment_base) * system_floats;
+  for (int64_t p = threadIdx.x; p < system_floats; p += blockDim.x) {
     float v = dst[p];
-    for (int64_t g = first + 1; g < last; ++g) v += a[(g - batch.segment_base) * d * d + p];
+    for (int64_t g = first + 1; g < last; ++g) v += a[(g - batch.segment_base) * system_floats + p];
     dst[p] = v;
   }
   float* rhs = b + (first - batch.segment_base) * d;
@@ -215,7 +216,7 @@ void launch(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b,
 void fold(const AlsHalfSweep& s, const AlsBatch& batch, float* a, float* b, cudaStream_t stream) {
   if (batch.segments > batch.row_end - batch.row_begin) {
     fold_segments_kernel<<<static_cast<unsigned>(batch.row_end - batch.row_begin), 256, 0,
-                           stream>>>(s, batch, a, b);
+                           stream>>>(s, batch, als_system_floats(s.d), a, b);
     SFAC_CUDA_CHECK_LAUNCH();
   }
 }
@@ -230,6 +231,10 @@ void launch_als_normal_equations(const AlsHalfSweep& s, const AlsBatch& batch, f
     fold(s, batch, a, b, stream);
     return;
   }
+  // This kernel writes A row-major: it serves only systems past the tensor-core kernels' shared
+  // memory, which the tiled Cholesky never takes.
+  SFAC_REQUIRE(!als_cholesky_on_tensor_cores(s.d), SFAC_ERR_INTERNAL,
+               "no normal-equations kernel writes the tiled systems of ", s.d, " unknowns");
   // Sub-blocks as large as keep at least ~100 threads busy per system: a 16 x 16 grid of them
   // up to d = 128; beyond, 8 x 8 sub-blocks over several thread blocks.
   if (s.d <= 16) {

@@ -20,6 +20,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/als/als_system_tiles.cuh"
 #include "cuda/kernels/als/als_triangle_blocks.cuh"
 #include "cuda/kernels/common/cp_async.cuh"
 #include "cuda/kernels/common/mma_half.cuh"
@@ -66,7 +67,7 @@ __device__ inline float block_max(float v, float* scratch) {
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
 __global__ void __launch_bounds__(kMaxWarps * 32)
     normal_equations_half_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int blocks,
-                                 bool mirror, float* a, float* b) {
+                                 bool tiled, float* a, float* b) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ float scratch[kMaxWarps];
   const int lead = padded + 8;
@@ -209,28 +210,50 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 
   const float reg = first ? als_regularization(s, s.offsets[row + 1] - s.offsets[row]) : 0.0f;
   const float unscale_rows = 1.0f / weight_scale, unscale_targets = 1.0f / target_scale;
-  float* A = a + local * int64_t{d} * d;
+  // Entry (i, j) of A from its sum v.
+  auto entry = [&](int i, int j, float v) {
+    if (kWeighted) v *= unscale_rows;
+    if (s.gram && first) v += s.gram[int64_t{i} * d + j];
+    return i == j ? v + reg : v;
+  };
+  const int tiles = static_cast<int>(als_tile_rows(d));
+  float* A = a + local * (tiled ? als_tile_count(tiles) * kAlsTileFloats : int64_t{d} * d);
 #pragma unroll
   for (int p = 0; p < kBlocksPerWarp; ++p) {
     if (p >= count) break;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = 16 * mine.row[p] + g + (e >= 2 ? 8 : 0);
-        const int j = 16 * mine.col[p] + 8 * h + 2 * t + (e & 1);
-        float v = acc[p][h][e];
+      for (int half = 0; half < 2; ++half) {
+        const int r = g + 8 * half, c = 8 * h + 2 * t;
+        const int i = 16 * mine.row[p] + r, j = 16 * mine.col[p] + c;
+        const float v0 = acc[p][h][2 * half], v1 = acc[p][h][2 * half + 1];
         // Row `targets` + 1 (b's low part) is held by the lane four on (g + 1: `targets` is a
         // multiple of 8).
-        const float low_part = __shfl_down_sync(0xffffffffu, v, 4);
+        const float low0 = __shfl_down_sync(0xffffffffu, v0, 4);
+        const float low1 = __shfl_down_sync(0xffffffffu, v1, 4);
         if (i == targets) {
-          if (j < d) b[local * d + j] = (v + low_part) * unscale_targets;
-        } else if (i < d && j <= i) {
-          if (kWeighted) v *= unscale_rows;
-          if (s.gram && first) v += s.gram[int64_t{i} * d + j];
-          if (i == j) v += reg;
-          A[int64_t{i} * d + j] = v;
-          if (mirror && j < i) A[int64_t{j} * d + i] = v;  // some Cholesky kernels read it
+          if (j < d) b[local * d + j] = (v0 + low0) * unscale_targets;
+          if (j + 1 < d) b[local * d + j + 1] = (v1 + low1) * unscale_targets;
+        }
+        if (tiled) {
+          if (mine.row[p] < tiles) {
+            *reinterpret_cast<float2*>(A + als_tile_start(mine.row[p], mine.col[p]) +
+                                       als_tile_offset(r, c)) =
+                make_float2(i < d && j < d ? entry(i, j, v0) : 0.0f,
+                            i < d && j + 1 < d ? entry(i, j + 1, v1) : 0.0f);
+          }
+        } else if (i < d) {
+          // Both triangles, row-major, for the Cholesky kernels that read them.
+#pragma unroll
+          for (int u = 0; u < 2; ++u) {
+            const int jj = j + u;
+            if (jj <= i) {
+              const float v = entry(i, jj, u == 0 ? v0 : v1);
+              A[int64_t{i} * d + jj] = v;
+              A[int64_t{jj} * d + i] = v;
+            }
+          }
         }
       }
     }

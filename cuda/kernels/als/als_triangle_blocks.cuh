@@ -49,8 +49,8 @@ struct WarpBlocks {
 
 // Launches a normal-equations kernel over the batch: one thread block per (segment, chunk of
 // kMaxWarps * kBlocksPerWarp blocks), as WarpBlocks reads the grid, with as many warps as the
-// blocks need, `shared` bytes of dynamic shared memory, and the upper triangle of A written
-// only for the Cholesky kernels that read it.
+// blocks need, `shared` bytes of dynamic shared memory, and A in the layout the Cholesky
+// kernel that follows reads (`tiled`: als_system_tiles.cuh, else both triangles row-major).
 template <int kMaxWarps, int kBlocksPerWarp, typename Kernel>
 void launch_over_segments(Kernel kernel, const AlsHalfSweep& s, const AlsBatch& batch,
                           int padded, int blocks, int shared, float* a, float* b,
@@ -64,9 +64,9 @@ void launch_over_segments(Kernel kernel, const AlsHalfSweep& s, const AlsBatch& 
                                      cudaSharedmemCarveoutMaxShared));
   const dim3 grid(static_cast<unsigned>(batch.segments),
                   static_cast<unsigned>((blocks + per_chunk - 1) / per_chunk));
-  const bool mirror = !als_cholesky_on_tensor_cores(s.d);
+  const bool tiled = als_cholesky_on_tensor_cores(s.d);
   kernel<<<grid, warps * 32, static_cast<size_t>(shared), stream>>>(s, batch.segment_base, padded,
-                                                                     blocks, mirror, a, b);
+                                                                     blocks, tiled, a, b);
 }
 #endif
 
