@@ -41,29 +41,33 @@ struct DeviceSide {
   std::vector<int64_t> host_first_segment;
 };
 
-// Segments of a side aimed at: enough thread blocks to fill any device many times over, with
-// each segment as long as that allows (up to kMaxSegment ratings), since every segment past a
-// row's first writes a whole system that is then read and added back into the first.
+// Segments of a side aimed at with 16-bit factor storage: enough thread blocks to fill any
+// device many times over, with each segment as long as that allows (up to kMaxSegment
+// ratings), since every segment past a row's first writes a whole system that is then read and
+// added back into the first. float32 storage keeps the shortest segments: its normal equations
+// cost several times as much per rating, so that a long segment's block ends late.
 constexpr int64_t kTargetSegments = 16384;
 constexpr int64_t kMaxSegment = 8192;
 
 // The segment length of a side with nnz ratings: a multiple of kernels::kAlsSegment (its
-// least) up to kMaxSegment. It depends on the data alone, so a seed gives the same sums on
-// every device.
-int64_t segment_length(int64_t nnz) {
+// least) up to kMaxSegment. It depends on the data and the storage type alone, so a seed gives
+// the same sums on every device.
+int64_t segment_length(int64_t nnz, bool sixteen_bit) {
   const int64_t quantum = kernels::kAlsSegment;
+  if (!sixteen_bit) return quantum;
   const int64_t wanted = (nnz / kTargetSegments + quantum - 1) / quantum * quantum;
   return std::clamp(wanted, quantum, kMaxSegment);
 }
 
 // Cuts each row's ratings into segments of segment_length ratings at most (one, empty, for a
 // row without ratings); `offsets` is on the device.
-void build_segments(DeviceSide& side, const int64_t* offsets, cudaStream_t stream) {
+void build_segments(DeviceSide& side, const int64_t* offsets, bool sixteen_bit,
+                    cudaStream_t stream) {
   std::vector<int64_t> off(static_cast<size_t>(side.n) + 1);
   SFAC_CUDA_TRY(cudaMemcpyAsync(off.data(), offsets, off.size() * sizeof(int64_t),
                                 cudaMemcpyDeviceToHost, stream));
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
-  const int64_t length = segment_length(off[side.n]);
+  const int64_t length = segment_length(off[side.n], sixteen_bit);
   std::vector<int64_t> begin;
   std::vector<int32_t> row_of;
   side.host_first_segment.resize(off.size());
@@ -134,8 +138,9 @@ class CudaAlsTrainer final : public Trainer {
     items_.others = csc.indices.data();
     items_.values = csc_values_.data();
     items_.lambda = options.lambda_item;
-    build_segments(users_, users_.offsets, own);
-    build_segments(items_, items_.offsets, own);
+    const bool sixteen_bit = options.factor_dtype != SFAC_DTYPE_FLOAT32;
+    build_segments(users_, users_.offsets, sixteen_bit, own);
+    build_segments(items_, items_.offsets, sixteen_bit, own);
     for (auto [side, which] : {std::pair(&users_, FactorSide::users),
                                std::pair(&items_, FactorSide::items)}) {
       const std::vector<float> host =

@@ -76,8 +76,8 @@ __device__ void load_tiles(const float* a, const float* b, int d, int tiles, flo
 
 // Step 1: the diagonal tile of block column k by warp 0, lane r holding row r. Pivots of
 // columns at and past d are 1. Writes L_kk over the tile, its transpose to `upper` (16 x 16,
-// chunks permuted like a tile's) and 1 / pivot to `inverse`; sets *failed at a pivot that is
-// not positive.
+// chunks permuted like a tile's) and 1 / pivot to inverse[16 k ...]; sets *failed at a pivot
+// that is not positive.
 __device__ void factor_diagonal(float* diag, int k, int d, float* upper, float* inverse,
                                 int* failed) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -88,16 +88,18 @@ __device__ void factor_diagonal(float* diag, int k, int d, float* upper, float* 
 #pragma unroll
   for (int j = 0; j < kTile; ++j) {
     const float pivot = __shfl_sync(0xffffffffu, row[j], j);
-    float s = 1.0f;
+    float s = 1.0f, inv = 1.0f;
     if (kTile * k + j < d) {
       ok = ok && pivot > 0.0f && isfinite(pivot);
-      s = ok ? sqrtf(pivot) : 1.0f;
+      if (ok) {
+        inv = rsqrtf(pivot);
+        s = pivot * inv;
+      }
     }
-    const float inv = 1.0f / s;
     if (r > j) row[j] *= inv;
     if (r == j) {
       row[j] = s;
-      if (lane == j) inverse[j] = inv;
+      if (lane == j) inverse[kTile * k + j] = inv;
     }
 #pragma unroll
     for (int c = j + 1; c < kTile; ++c) {
@@ -196,7 +198,8 @@ __device__ __forceinline__ void update_tile(float* c_tile, const PanelFragment& 
 }
 
 // Factors the tiles in place and turns z into L^-1 b; false (in every thread) at a pivot that
-// is not positive. `upper`: a tile; `inverse`: 16 floats; `failed`: a shared int.
+// is not positive. `upper`: a tile; `inverse`: 16 floats a block row (1 / pivot); `failed`: a
+// shared int.
 __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper, float* inverse,
                              int* failed) {
   const int warp = static_cast<int>(threadIdx.x) / 32;
@@ -210,9 +213,10 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper,
     for (int p = threadIdx.x; p <= below; p += blockDim.x) {
       if (p < below) {
         const int r = p % kTile;
-        solve_panel_row(tile(l, k + 1 + p / kTile, k) + r * kTile, chunk_key(r), upper, inverse);
+        solve_panel_row(tile(l, k + 1 + p / kTile, k) + r * kTile, chunk_key(r), upper,
+                        inverse + kTile * k);
       } else {
-        solve_panel_row(z + kTile * k, 0, upper, inverse);
+        solve_panel_row(z + kTile * k, 0, upper, inverse + kTile * k);
       }
     }
     __syncthreads();
@@ -254,7 +258,8 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper,
 // the dots of column 16k + c of the tiles below with the finished unknowns (half the rows
 // each), then the 16 x 16 triangle is solved with shuffles. Returns whether every unknown is
 // finite (in every lane).
-__device__ bool solve_backward(float* l, const float* z, int d, int tiles, float* x) {
+__device__ bool solve_backward(float* l, const float* z, const float* inverse, int d, int tiles,
+                               float* x) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int c = lane % kTile, half = lane / kTile;
   for (int k = tiles - 1; k >= 0; --k) {
@@ -269,7 +274,7 @@ __device__ bool solve_backward(float* l, const float* z, int d, int tiles, float
 #pragma unroll
     for (int m = kTile - 1; m >= 0; --m) {
       // Unknowns at and past d stay 0 (their right-hand sides are 0).
-      const float v = __shfl_sync(0xffffffffu, r / diag[at(m, m)], m);
+      const float v = __shfl_sync(0xffffffffu, r * inverse[kTile * k + m], m);
       if (c < m) r = fmaf(-diag[at(m, c)], v, r);
       if (c == m) r = v;
     }
@@ -288,7 +293,6 @@ __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
     cholesky_mma_kernel(AlsHalfSweep s, AlsBatch batch, const float* a, const float* b) {
   extern __shared__ __align__(16) float smem[];
   __shared__ __align__(16) float upper[kTileFloats];
-  __shared__ __align__(16) float inverse[kTile];
   __shared__ int failed;
   const int d = static_cast<int>(s.d);
   const int tiles = (d + kTile - 1) / kTile;
@@ -302,6 +306,7 @@ __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
   float* l = smem;
   float* z = smem + tile_count(tiles) * kTileFloats;
   float* x = z + kTile * tiles;
+  float* inverse = x + kTile * tiles;
   const float* system = a + local * int64_t{kTileFloats} * tile_count(tiles);
   const float* rhs = b + local * d;
   // A system that is not positive definite, or whose solution is not finite (a pivot barely
@@ -323,7 +328,7 @@ __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
     ok = factor_tiles(l, z, d, tiles, upper, inverse, &failed);
     if (ok) {
       if (threadIdx.x < 32) {
-        const bool finite = solve_backward(l, z, d, tiles, x);
+        const bool finite = solve_backward(l, z, inverse, d, tiles, x);
         if (threadIdx.x == 0) failed = !finite;
       }
       __syncthreads();
@@ -350,9 +355,9 @@ bool launch_als_cholesky_solve_mma(const AlsHalfSweep& s, const AlsBatch& batch,
                                    const float* b, int max_shared_bytes, cudaStream_t stream) {
   if (!als_cholesky_on_tensor_cores(s.d)) return false;
   const int tiles = static_cast<int>((s.d + kTile - 1) / kTile);
-  // The tiles, then z and x.
+  // The tiles, then z, x and the pivots' inverses.
   const int64_t shared =
-      (tile_count(tiles) * int64_t{kTileFloats} + 2 * kTile * tiles) * int64_t{sizeof(float)};
+      (tile_count(tiles) * int64_t{kTileFloats} + 3 * kTile * tiles) * int64_t{sizeof(float)};
   // The normal equations wrote A's tiles for this kernel: no fallback. Every
   // device the library is built for (sm_90 and later) has the shared memory.
   SFAC_REQUIRE(shared <= max_shared_bytes, SFAC_ERR_UNSUPPORTED, "the ALS Cholesky kernel needs ",

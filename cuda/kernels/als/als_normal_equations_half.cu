@@ -281,9 +281,9 @@ void launch_weighted_or_not(const AlsHalfSweep& s, const AlsBatch& batch, int pa
 template <bool kBf16>
 void launch_type(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks,
                  int shared, float* a, float* b, cudaStream_t stream) {
-  // Fewer blocks a warp (more warps) for small systems; more for large ones, where a warp's
-  // blocks share their rows' fragments.
-  if (blocks <= 21) {
+  // Fewer blocks a warp (more warps) for small systems (up to k = 100 or so); more for large
+  // ones, where a warp's blocks share their rows' fragments.
+  if (blocks <= 28) {
     launch_weighted_or_not<kBf16, 4>(s, batch, padded, blocks, shared, a, b, stream);
   } else {
     launch_weighted_or_not<kBf16, 8>(s, batch, padded, blocks, shared, a, b, stream);
