@@ -38,6 +38,7 @@ struct DeviceSide {
   // row's first segment on the host too, to cut the rows into batches.
   DeviceBuffer<int64_t> segment_begin, first_segment;
   DeviceBuffer<int32_t> segment_row;
+  DeviceBuffer<float> segment_largest;  // float16 storage: the largest |rating| per segment
   std::vector<int64_t> host_first_segment;
 };
 
@@ -154,8 +155,14 @@ class CudaAlsTrainer final : public Trainer {
       }
       if (options.factor_dtype != SFAC_DTYPE_FLOAT32) {
         side->half = DeviceBuffer<uint16_t>(static_cast<size_t>(side->n * half_stride_), own);
-        side->half_largest = DeviceBuffer<float>(1, own);
+        side->half_largest = DeviceBuffer<float>(2, own);
         round_to_storage(*side, own);
+      }
+      if (options.factor_dtype == SFAC_DTYPE_FLOAT16) {
+        const int64_t segments = side->host_first_segment.back();
+        side->segment_largest = DeviceBuffer<float>(static_cast<size_t>(segments), own);
+        kernels::launch_segment_largest_values(side->values, side->segment_begin.data(), segments,
+                                               side->segment_largest.data(), own);
       }
       // The host arrays die at the end of the iteration.
       SFAC_CUDA_TRY(cudaStreamSynchronize(own));
@@ -210,6 +217,7 @@ class CudaAlsTrainer final : public Trainer {
       s.half_stride = half_stride_;
       s.half_bf16 = options_.factor_dtype == SFAC_DTYPE_BFLOAT16;
       s.fixed_half_max = other.half_largest.data();
+      s.segment_largest = self.segment_largest.data();
     }
     return s;
   }
@@ -218,6 +226,7 @@ class CudaAlsTrainer final : public Trainer {
   void round_to_storage(DeviceSide& side, cudaStream_t stream) {
     if (options_.factor_dtype == SFAC_DTYPE_FLOAT32) return;
     kernels::launch_round_to_storage(side.factors.data(), side.n, stride_, rank_, d_,
+                                     biases_ ? side.bias.data() : nullptr,
                                      options_.factor_dtype == SFAC_DTYPE_BFLOAT16,
                                      side.half.data(), half_stride_, side.half_largest.data(),
                                      stream);
@@ -233,13 +242,13 @@ class CudaAlsTrainer final : public Trainer {
     const int64_t rows = ratings.rows() + ratings.cols();
     const int64_t segments = rows + 2 * ratings.nnz() / kernels::kAlsSegment + 2;
     const int64_t factors = rows * (stride_ + (biases_ ? 1 : 0));
-    // 16-bit storage: each side's 16-bit rows and largest magnitude.
+    // 16-bit storage: each side's 16-bit rows and largest magnitudes.
     const int64_t half_bytes = options_.factor_dtype == SFAC_DTYPE_FLOAT32
                                    ? 0
                                    : rows * half_stride_ * int64_t{sizeof(uint16_t)} +
-                                         2 * int64_t{sizeof(float)};
+                                         4 * int64_t{sizeof(float)};
     return int64_t{sizeof(float)} * (2 * ratings.nnz() + factors + d_ * d_) + half_bytes +
-           segments * int64_t{sizeof(int64_t) + sizeof(int32_t)} +
+           segments * int64_t{sizeof(int64_t) + sizeof(int32_t) + sizeof(float)} +
            (rows + 2) * int64_t{sizeof(int64_t)} +
            2 * kernels::als_objective_blocks() * int64_t{sizeof(double)};
   }

@@ -8,11 +8,19 @@
 namespace sfac::cuda::kernels {
 namespace {
 
+// Non-negative floats order as their bit patterns: an integer maximum, no float atomics.
+__device__ inline void warp_max_into(float m, unsigned* largest) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+  }
+  if (threadIdx.x % 32 == 0) atomicMax(largest, __float_as_uint(m));
+}
+
 template <bool kBf16>
 __global__ void round_to_storage_kernel(float* factors, int64_t n, int64_t stride, int64_t rank,
-                                        int64_t d, uint16_t* half, int64_t half_stride,
-                                        unsigned* largest) {
-  float m = 0.0f;
+                                        int64_t d, const float* bias, uint16_t* half,
+                                        int64_t half_stride, unsigned* largest) {
+  float m = 0.0f, bias_m = 0.0f;
   for_each_index(n * half_stride, [&](int64_t i) {
     const int64_t row = i / half_stride, col = i % half_stride;
     const float x = col < d ? factors[row * stride + col] : 0.0f;
@@ -21,29 +29,53 @@ __global__ void round_to_storage_kernel(float* factors, int64_t n, int64_t strid
     if (col < rank) factors[row * stride + col] = stored;
     half[i] = bits;
     if (isfinite(stored)) m = fmaxf(m, fabsf(stored));
+    if (bias && col == 0 && isfinite(bias[row])) bias_m = fmaxf(bias_m, fabsf(bias[row]));
   });
-  for (int offset = 16; offset > 0; offset /= 2) {
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+  warp_max_into(m, largest);
+  warp_max_into(bias_m, largest + 1);
+}
+
+// One warp per segment.
+__global__ void segment_largest_kernel(const float* values, const int64_t* segment_begin,
+                                       int64_t segments, unsigned* largest) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t warps = int64_t{gridDim.x} * blockDim.x / 32;
+  for (int64_t g = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / 32; g < segments;
+       g += warps) {
+    float m = 0.0f;
+    for (int64_t e = segment_begin[g] + lane; e < segment_begin[g + 1]; e += 32) {
+      if (isfinite(values[e])) m = fmaxf(m, fabsf(values[e]));
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    }
+    if (lane == 0) largest[g] = __float_as_uint(m);
   }
-  // Non-negative floats order as their bit patterns: an integer maximum, no float atomics.
-  if (threadIdx.x % 32 == 0) atomicMax(largest, __float_as_uint(m));
 }
 
 }  // namespace
 
 void launch_round_to_storage(float* factors, int64_t n, int64_t stride, int64_t rank, int64_t d,
-                             bool bf16, uint16_t* half, int64_t half_stride, float* largest,
-                             cudaStream_t stream) {
-  SFAC_CUDA_TRY(cudaMemsetAsync(largest, 0, sizeof(float), stream));
+                             const float* bias, bool bf16, uint16_t* half, int64_t half_stride,
+                             float* largest, cudaStream_t stream) {
+  SFAC_CUDA_TRY(cudaMemsetAsync(largest, 0, 2 * sizeof(float), stream));
   if (n <= 0) return;
   auto* bits = reinterpret_cast<unsigned*>(largest);
   if (bf16) {
     round_to_storage_kernel<true><<<blocks_for(n * half_stride), 256, 0, stream>>>(
-        factors, n, stride, rank, d, half, half_stride, bits);
+        factors, n, stride, rank, d, bias, half, half_stride, bits);
   } else {
     round_to_storage_kernel<false><<<blocks_for(n * half_stride), 256, 0, stream>>>(
-        factors, n, stride, rank, d, half, half_stride, bits);
+        factors, n, stride, rank, d, bias, half, half_stride, bits);
   }
+  SFAC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_segment_largest_values(const float* values, const int64_t* segment_begin,
+                                   int64_t segments, float* largest, cudaStream_t stream) {
+  if (segments <= 0) return;
+  segment_largest_kernel<<<blocks_for(segments * 32), 256, 0, stream>>>(
+      values, segment_begin, segments, reinterpret_cast<unsigned*>(largest));
   SFAC_CUDA_CHECK_LAUNCH();
 }
 

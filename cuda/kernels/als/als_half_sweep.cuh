@@ -41,12 +41,14 @@ struct AlsHalfSweep {
 
   // With 16-bit factor storage (SFAC_OPT_FACTOR_DTYPE): the fixed side's rows as stored,
   // half_stride 16-bit values a row (a multiple of 8, above d: zero past d), `fixed` holding the
-  // same values as floats, and the largest magnitude among them (on the device). Null for
-  // float32 storage.
+  // same values as floats, and (on the device) the largest magnitude among them and among the
+  // fixed side's biases (two floats). Null for float32 storage.
   const uint16_t* fixed_half = nullptr;
   int64_t half_stride = 0;
   bool half_bf16 = false;  // bfloat16, else float16
   const float* fixed_half_max = nullptr;
+  // float16 storage: the largest |rating| of each segment.
+  const float* segment_largest = nullptr;
 
   bool implicit = false;
   float alpha = 0.0f;
@@ -70,6 +72,19 @@ __device__ inline void als_weight_target(const AlsHalfSweep& s, float r, int32_t
   } else {
     *w = 1.0f;
     *c = s.fixed_bias ? r - (s.global_mean + s.fixed_bias[other]) : r;
+  }
+}
+
+// Bounds of |w| and |c| (als_weight_target) over ratings of magnitude up to `largest`, with
+// 16-bit storage (the fixed side's largest bias in s.fixed_half_max[1]).
+__device__ inline void als_weight_target_bounds(const AlsHalfSweep& s, float largest, float* w,
+                                                float* c) {
+  if (s.implicit) {
+    *w = fabsf(s.alpha) * largest;
+    *c = 1.0f + *w;
+  } else {
+    *w = 1.0f;
+    *c = s.fixed_bias ? largest + fabsf(s.global_mean) + s.fixed_half_max[1] : largest;
   }
 }
 

@@ -38,11 +38,17 @@ bool launch_als_normal_equations_half(const AlsHalfSweep& s, const AlsBatch& bat
 
 // 16-bit factor storage (als_factor_storage.cu): rounds the first `rank` entries of the n rows
 // (of `stride` floats) in place to float16 (bf16 false) or bfloat16, writes the first d entries
-// of each row (the rest zero) as 16-bit values to `half` (n x half_stride), and sets *largest to
-// the largest finite magnitude among them.
+// of each row (the rest zero) as 16-bit values to `half` (n x half_stride), and sets largest[0]
+// to the largest finite magnitude among them and largest[1] to that of the n biases (0 for
+// none: `bias` null).
 void launch_round_to_storage(float* factors, int64_t n, int64_t stride, int64_t rank, int64_t d,
-                             bool bf16, uint16_t* half, int64_t half_stride, float* largest,
-                             cudaStream_t stream);
+                             const float* bias, bool bf16, uint16_t* half, int64_t half_stride,
+                             float* largest, cudaStream_t stream);
+
+// largest[g] = the largest finite |values[e]| of segment g (0 if none), for the float16 normal
+// equations' range scales (AlsHalfSweep::segment_largest).
+void launch_segment_largest_values(const float* values, const int64_t* segment_begin,
+                                   int64_t segments, float* largest, cudaStream_t stream);
 
 // Solves the batch's systems by Cholesky into the solved side's rows (and biases). A system
 // that is not positive definite (no regularization and fewer ratings than unknowns) is solved

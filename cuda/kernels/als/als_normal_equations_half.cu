@@ -9,8 +9,9 @@
 // costs two. Two more columns of L and R carry the targets c_j, split the same way: rows
 // `targets` and `targets` + 1 of the product add up to b^T = sum_j c_j y_j^T, so the right-hand
 // side comes out of the same tiles. float16 has a narrow range: the targets and the weighted
-// rows are scaled by powers of two (per segment, from its largest weight and target and the
-// largest stored factor) so that their parts stay far inside it, and the sums are scaled back.
+// rows are scaled by powers of two (per segment, from bounds of its weights and targets taken
+// from its largest rating, and the largest stored factor) so that their parts stay far inside
+// it, and the sums are scaled back.
 //
 // Staging: the segment's stored rows are copied by cp.async, 16 bytes at a time, `kStage`
 // ratings a buffer, one buffer ahead of the arithmetic, rating-major (`lead` values a rating,
@@ -48,20 +49,6 @@ __device__ inline float range_scale(float largest) {
   return ldexpf(1.0f, kScaledExponent - exponent);
 }
 
-// The largest of v over the block (every thread gets it); `scratch` holds kMaxWarps floats.
-__device__ inline float block_max(float v, float* scratch) {
-  for (int offset = 16; offset > 0; offset /= 2) {
-    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  }
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  if (threadIdx.x % 32 == 0) scratch[warp] = v;
-  __syncthreads();
-  float m = 0.0f;
-  for (int w = 0; w < static_cast<int>(blockDim.x) / 32; ++w) m = fmaxf(m, scratch[w]);
-  __syncthreads();
-  return m;
-}
-
 // kBlocksPerWarp: 16 x 16 blocks a warp holds (8 accumulators a thread each).
 // kWeighted: the left operand is w_j y_j (two mma a tile), else y_j (one).
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
@@ -69,7 +56,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
     normal_equations_half_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int blocks,
                                  bool tiled, float* a, float* b) {
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ float scratch[kMaxWarps];
   const int lead = padded + 8;
   const int bytes = buffer_bytes(lead);
   const int targets = static_cast<int>(s.half_stride);  // rows `targets`, + 1: b's two parts
@@ -86,20 +72,14 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
   const WarpBlocks<kMaxWarps, kBlocksPerWarp> mine(blocks, warp, warps);  // this warp's blocks
   const int count = mine.count;
 
-  // Scales of the targets and of the weighted rows (float16 only: bfloat16 has float's range).
+  // Scales of the targets and of the weighted rows (float16 only: bfloat16 has float's range),
+  // from bounds of their magnitudes over the segment.
   float target_scale = 1.0f, weight_scale = 1.0f;
   if constexpr (!kBf16) {
-    float largest_target = 0.0f, largest_weight = 0.0f;
-    for (int64_t e = begin + threadIdx.x; e < end; e += blockDim.x) {
-      float w, c;
-      als_weight_target(s, s.values[e], s.others[e], &w, &c);
-      largest_target = fmaxf(largest_target, fabsf(c));
-      largest_weight = fmaxf(largest_weight, fabsf(w));
-    }
-    target_scale = range_scale(block_max(largest_target, scratch));
-    if constexpr (kWeighted) {
-      weight_scale = range_scale(block_max(largest_weight, scratch) * *s.fixed_half_max);
-    }
+    float largest_weight, largest_target;
+    als_weight_target_bounds(s, s.segment_largest[segment], &largest_weight, &largest_target);
+    target_scale = range_scale(largest_target);
+    if constexpr (kWeighted) weight_scale = range_scale(largest_weight * s.fixed_half_max[0]);
   }
 
   // Columns past the targets' two stay zero in both buffers (the stored rows are zero from d
