@@ -60,8 +60,8 @@ __device__ void apply(const AlsHalfSweep& s, int64_t begin, int64_t end, float r
   for (int64_t t = threadIdx.x; t < d; t += kThreads) {
     float dense = reg * v[t];
     if (s.gram) {
-      const float* g = s.gram + t * d;
-      for (int64_t u = 0; u < d; ++u) dense = fmaf(g[u], v[u], dense);
+      // Row t of G read as column t (G is symmetric): consecutive threads, consecutive words.
+      for (int64_t u = 0; u < d; ++u) dense = fmaf(s.gram[u * d + t], v[u], dense);
     }
     float sparse = 0.0f;
 #pragma unroll
