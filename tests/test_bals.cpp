@@ -437,14 +437,13 @@ TEST(Bals, CreateRejectsNullsAndBadSizes) {
   EXPECT_EQ(out, kSentinel);
 }
 
-// Reordered and BALS inputs give the same model as plain CSR.
-TEST(Bals, TrainingMatchesCsr) {
-  std::mt19937_64 rng(test_seed());
-  const Triplets t = random_matrix(rng, 60, 40, 700);
-  const uint64_t seed = test_seed() + 1;
+namespace {
 
+// Training from BALS inputs (in order and reordered) gives the same model as from plain CSR.
+void expect_bals_trains_as_csr(sfac_backend backend, sfac_algorithm algorithm, const Triplets& t,
+                               uint64_t seed) {
   auto train = [&](bool via_bals, uint32_t flags) {
-    Context ctx = make_cpu_context(2, seed);
+    Context ctx = make_context(backend, 2, seed);
     Sparse m = create_sparse(ctx.get(), t);
     Sparse input;
     if (via_bals) {
@@ -456,7 +455,7 @@ TEST(Bals, TrainingMatchesCsr) {
       input = std::move(m);
     }
     sfac_train_options* raw_opts = nullptr;
-    EXPECT_EQ(sfac_train_options_create(SFAC_ALGO_ALS, &raw_opts), SFAC_OK);
+    EXPECT_EQ(sfac_train_options_create(algorithm, &raw_opts), SFAC_OK);
     Options opts(raw_opts);
     EXPECT_EQ(sfac_train_options_set_int(opts.get(), SFAC_OPT_RANK, 4), SFAC_OK);
     EXPECT_EQ(sfac_train_options_set_int(opts.get(), SFAC_OPT_ITERATIONS, 3), SFAC_OK);
@@ -484,3 +483,29 @@ TEST(Bals, TrainingMatchesCsr) {
   EXPECT_EQ(bals.second, csr.second);
   EXPECT_EQ(reordered.second, csr.second);
 }
+
+}  // namespace
+
+class BalsTraining : public ::testing::TestWithParam<sfac_backend> {
+ protected:
+  void SetUp() override {
+    const std::string missing = backend_missing(GetParam());
+    if (!missing.empty()) GTEST_SKIP() << missing;
+  }
+};
+
+TEST_P(BalsTraining, ExplicitAlsMatchesCsr) {
+  std::mt19937_64 rng(test_seed());
+  expect_bals_trains_as_csr(GetParam(), SFAC_ALGO_ALS, random_matrix(rng, 60, 40, 700),
+                            test_seed() + 1);
+}
+
+TEST_P(BalsTraining, ImplicitAlsMatchesCsr) {
+  std::mt19937_64 rng(test_seed());
+  Triplets t = random_matrix(rng, 60, 40, 700);
+  for (float& v : t.v) v = std::fabs(v);  // implicit feedback takes no negative ratings
+  expect_bals_trains_as_csr(GetParam(), SFAC_ALGO_IALS, t, test_seed() + 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BalsTraining,
+                         ::testing::Values(SFAC_BACKEND_CPU, SFAC_BACKEND_CUDA), backend_name);
