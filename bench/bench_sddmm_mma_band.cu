@@ -1,5 +1,5 @@
 // Experiment, not library code: SDDMM for 16-bit factors with a column band of B staged in
-// shared memory and the dot products on tensor cores (docs/perf-notes.md, eighth session). It
+// shared memory and the dot products on tensor cores (docs/perf-notes.md, rejected variants). It
 // lost to the library's gather kernels on uniform 100k and Netflix at K = 32 and 128, and stays
 // here so that the measurement can be repeated and the design picked up again.
 //

@@ -71,8 +71,8 @@ __global__ void sddmm_nnz_split(SddmmArgs args) {
 // Warps walk chunks of consecutive nonzeros (CSR order, row of each nonzero from row_of), 32 at
 // a time: lane t loads column and row of nonzero t in one coalesced access, the group step
 // computes the 32 dot products, and the lanes store them (a permutation of the 32 positions, so
-// still one coalesced store). Measured 10-30% faster than one nonzero per group step with
-// per-nonzero index loads (docs/perf-notes.md). When the pattern's rows are much longer than 32
+// still one coalesced store), where one nonzero per group step would load its indices on its
+// own. When the pattern's rows are much longer than 32
 // nonzeros (`row_ends`) and the factor rows at most 16 vectors (float32 K <= 64, 16-bit K <=
 // 128), a warp remembers where its current pattern row ends and reads no row_of entries for
 // passes inside it: 4 of the 8 index bytes per nonzero.
