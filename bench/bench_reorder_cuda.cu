@@ -53,7 +53,8 @@ Side upload(sfac_backend backend, const Case& cs, const HostCsr& pat, int64_t k,
   Side side;
   CHECK_SFAC(sfac_context_create(backend, 0, 0, 1, &side.ctx));
   CHECK_SFAC(sfac_sparse_create_csr(side.ctx, cs.rows, cs.cols, pat.offsets.data(), pat.cols.data(),
-                                    values.data(), 0, &side.s));
+                                    values.data(), static_cast<int64_t>(pat.cols.size()), 0,
+                                    &side.s));
   CHECK_SFAC(sfac_dense_create(side.ctx, cs.rows, k, SFAC_DTYPE_FLOAT32, factor.data(), &side.a));
   return side;
 }
@@ -102,7 +103,9 @@ int main(int argc, char** argv) {
     const auto order = [&](sfac_axis axis, std::vector<int32_t>& on_gpu,
                            std::vector<int32_t>& on_cpu) {
       return [&, axis](Side& side, bool is_gpu) {
-        CHECK_SFAC(sfac_sparse_degree_order(side.s, axis, (is_gpu ? on_gpu : on_cpu).data()));
+        std::vector<int32_t>& out = is_gpu ? on_gpu : on_cpu;
+        CHECK_SFAC(
+            sfac_sparse_degree_order(side.s, axis, out.data(), static_cast<int64_t>(out.size())));
       };
     };
     const auto permute = [&](Side& side, bool) {

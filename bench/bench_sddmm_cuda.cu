@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
     const int64_t nnz = static_cast<int64_t>(pat.cols.size());
     sfac_sparse* s = nullptr;
     CHECK_SFAC(sfac_sparse_create_csr(ctx, cs->rows, cs->cols, pat.offsets.data(), pat.cols.data(),
-                                      nullptr, 0, &s));
+                                      nullptr, nnz, 0, &s));
     sfac_sparse* p = nullptr;
     CHECK_SFAC(sfac_sparse_create_like(s, nullptr, &p));
     const CusparsePattern theirs_pattern(pat);
@@ -234,7 +234,8 @@ int main(int argc, char** argv) {
 
       // Same answer: compare a sample of values.
       std::vector<float> ours_v(nnz), theirs_v(nnz);
-      CHECK_SFAC(sfac_sparse_download_csr(p, nullptr, nullptr, ours_v.data()));
+      CHECK_SFAC(sfac_sparse_download_csr(p, nullptr, 0, nullptr, ours_v.data(),
+                                          static_cast<int64_t>(ours_v.size())));
       CHECK_CUDA(cudaStreamSynchronize(stream));  // a non-blocking stream: cudaMemcpy won't wait
       CHECK_CUDA(
           cudaMemcpy(theirs_v.data(), theirs_pattern.values, nnz * 4, cudaMemcpyDeviceToHost));

@@ -409,7 +409,7 @@ int main(int argc, char** argv) {
     const int64_t nnz = static_cast<int64_t>(pat.cols.size());
     sfac_sparse *s = nullptr, *pp = nullptr;
     CHECK_SFAC(sfac_sparse_create_csr(ctx, cs->rows, cs->cols, pat.offsets.data(), pat.cols.data(),
-                                      nullptr, 0, &s));
+                                      nullptr, nnz, 0, &s));
     CHECK_SFAC(sfac_sparse_create_like(s, nullptr, &pp));
     const CusparsePattern theirs_pattern(pat);
     float* d_p = nullptr;

@@ -189,7 +189,8 @@ std::vector<float> values_of(const sfac_sparse* m) {
   int64_t nnz = 0;
   check(sfac_sparse_get_shape(m, nullptr, nullptr, &nnz), "shape");
   std::vector<float> v(static_cast<size_t>(nnz));
-  check(sfac_sparse_download_csr(m, nullptr, nullptr, v.data()), "download values");
+  check(sfac_sparse_download_csr(m, nullptr, 0, nullptr, v.data(), static_cast<int64_t>(v.size())),
+        "download values");
   return v;
 }
 

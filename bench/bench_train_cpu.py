@@ -290,7 +290,7 @@ class Sfac:
         sig = {
             "sfac_context_create": [i32, i32, i32, ctypes.c_uint64, out],
             "sfac_context_destroy": [vp],
-            "sfac_sparse_create_csr": [vp, i64, i64, vp, vp, vp, ctypes.c_uint32, out],
+            "sfac_sparse_create_csr": [vp, i64, i64, vp, vp, vp, i64, ctypes.c_uint32, out],
             "sfac_sparse_destroy": [vp],
             "sfac_train_options_create": [i32, out],
             "sfac_train_options_destroy": [vp],
@@ -302,8 +302,8 @@ class Sfac:
             "sfac_trainer_get_loss": [vp, ctypes.POINTER(ctypes.c_double)],
             "sfac_trainer_get_model": [vp, out],
             "sfac_model_destroy": [vp],
-            "sfac_model_get_user_factors": [vp, vp],
-            "sfac_model_get_item_factors": [vp, vp],
+            "sfac_model_get_user_factors": [vp, vp, i64],  # capacity in floats
+            "sfac_model_get_item_factors": [vp, vp, i64],
         }
         for name, argtypes in sig.items():
             f = getattr(lib, name)
@@ -340,8 +340,9 @@ def run_ours(sf, data, train, values, algo, solver, epochs):
     sf("sfac_context_create", SFAC_BACKEND_CPU, 0, threads, ARGS.seed, ctypes.byref(ctx))
     try:
         t0 = time.perf_counter()
-        sf("sfac_sparse_create_csr", ctx, n_users, n_items, ptr(off), ptr(cols), ptr(vals), 0,
-           ctypes.byref(mat))
+        # nnz: the length of the index and value arrays (the library checks it against off[-1])
+        sf("sfac_sparse_create_csr", ctx, n_users, n_items, ptr(off), ptr(cols), ptr(vals),
+           min(cols.size, vals.size), 0, ctypes.byref(mat))
         sf("sfac_train_options_create", algo, ctypes.byref(opt))
         sf("sfac_train_options_set_int", opt, OPT_RANK, k)
         sf("sfac_train_options_set_int", opt, OPT_ITERATIONS, epochs)
@@ -372,8 +373,8 @@ def run_ours(sf, data, train, values, algo, solver, epochs):
         sf("sfac_trainer_get_model", tr, ctypes.byref(model))
         x = np.empty((n_users, k), np.float32)
         y = np.empty((n_items, k), np.float32)
-        sf("sfac_model_get_user_factors", model, ptr(x))
-        sf("sfac_model_get_item_factors", model, ptr(y))
+        sf("sfac_model_get_user_factors", model, ptr(x), x.size)  # size: elements, not rows
+        sf("sfac_model_get_item_factors", model, ptr(y), y.size)
     finally:
         for name, h in (("sfac_model_destroy", model), ("sfac_trainer_destroy", tr),
                         ("sfac_train_options_destroy", opt), ("sfac_sparse_destroy", mat),

@@ -27,13 +27,17 @@ inline sfac_sparse* scale_signal(sfac_context* cpu, sfac_sparse* ratings,
   check(sfac_sparse_get_shape(ratings, &rows, &cols, &nnz), "shape");
   check(sfac_dense_get_shape(user_factors, nullptr, &rank), "planted rank");
   std::vector<float> p(static_cast<size_t>(rows * rank)), q(static_cast<size_t>(cols * rank));
-  check(sfac_dense_download(user_factors, p.data()), "download planted user factors");
-  check(sfac_dense_download(item_factors, q.data()), "download planted item factors");
+  check(sfac_dense_download(user_factors, p.data(), static_cast<int64_t>(p.size())),
+        "download planted user factors");
+  check(sfac_dense_download(item_factors, q.data(), static_cast<int64_t>(q.size())),
+        "download planted item factors");
   std::vector<int64_t> offsets(static_cast<size_t>(rows) + 1);
   std::vector<int32_t> columns(static_cast<size_t>(nnz));
   std::vector<float> values(static_cast<size_t>(nnz));
-  check(sfac_sparse_download_csr(ratings, offsets.data(), columns.data(), values.data()),
-        "download CSR");
+  check(
+      sfac_sparse_download_csr(ratings, offsets.data(), static_cast<int64_t>(offsets.size()),
+                               columns.data(), values.data(), static_cast<int64_t>(columns.size())),
+      "download CSR");
   sfac_sparse_destroy(ratings);
   const auto k = static_cast<size_t>(rank);
   for (size_t u = 0; u < static_cast<size_t>(rows); ++u) {
@@ -47,7 +51,7 @@ inline sfac_sparse* scale_signal(sfac_context* cpu, sfac_sparse* ratings,
   }
   sfac_sparse* out = nullptr;
   check(sfac_sparse_create_csr(cpu, rows, cols, offsets.data(), columns.data(), values.data(),
-                               SFAC_SPARSE_DEFAULT, &out),
+                               static_cast<int64_t>(columns.size()), SFAC_SPARSE_DEFAULT, &out),
         "rescaled ratings");
   return out;
 }
@@ -93,11 +97,13 @@ inline sfac_sparse* copy_to(sfac_context* ctx, const sfac_sparse* ratings) {
   std::vector<int64_t> offsets(static_cast<size_t>(rows) + 1);
   std::vector<int32_t> columns(static_cast<size_t>(nnz));
   std::vector<float> values(static_cast<size_t>(nnz));
-  check(sfac_sparse_download_csr(ratings, offsets.data(), columns.data(), values.data()),
-        "download CSR");
+  check(
+      sfac_sparse_download_csr(ratings, offsets.data(), static_cast<int64_t>(offsets.size()),
+                               columns.data(), values.data(), static_cast<int64_t>(columns.size())),
+      "download CSR");
   sfac_sparse* out = nullptr;
   check(sfac_sparse_create_csr(ctx, rows, cols, offsets.data(), columns.data(), values.data(),
-                               SFAC_SPARSE_DEFAULT, &out),
+                               static_cast<int64_t>(columns.size()), SFAC_SPARSE_DEFAULT, &out),
         "copy the ratings to another context");
   return out;
 }

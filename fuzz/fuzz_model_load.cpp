@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     sfac_model_predict(model, 1, &u, &i, &score);
     std::vector<int32_t> top(3);
     std::vector<float> scores(3);
-    sfac_model_recommend(model, 1, &u, 3, nullptr, 0, nullptr, top.data(), scores.data());
+    sfac_model_recommend(model, 1, &u, 3, nullptr, 0, nullptr, top.data(), scores.data(),
+                         static_cast<int64_t>(top.size()));
   }
   sfac_model_destroy(model);
   return 0;

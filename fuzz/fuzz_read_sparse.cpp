@@ -24,7 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     sfac_sparse_get_shape(m, &rows, &cols, &nnz);
     std::vector<int32_t> r(static_cast<size_t>(nnz)), c(static_cast<size_t>(nnz));
     std::vector<float> v(static_cast<size_t>(nnz));
-    sfac_sparse_download_coo(m, r.data(), c.data(), v.data());
+    // A matrix that was read downloads into arrays of its nnz.
+    const sfac_status st =
+        sfac_sparse_download_coo(m, r.data(), c.data(), v.data(), static_cast<int64_t>(v.size()));
+    if (st != SFAC_OK) __builtin_trap();
     for (int64_t e = 0; e < nnz; ++e) {
       if (r[e] < 0 || r[e] >= rows || c[e] < 0 || c[e] >= cols || v[e] != v[e]) __builtin_trap();
     }

@@ -81,8 +81,9 @@ inline void expect_huge_csr(const sfac_sparse* s, bool values) {
   std::vector<int64_t> off(kHugeRows + 1);
   std::vector<int32_t> cols(kHugeNnz);
   std::vector<float> vals(values ? kHugeNnz : 0);
-  SFAC_ASSERT_OK(
-      sfac_sparse_download_csr(s, off.data(), cols.data(), values ? vals.data() : nullptr));
+  SFAC_ASSERT_OK(sfac_sparse_download_csr(s, off.data(), static_cast<int64_t>(off.size()),
+                                          cols.data(), values ? vals.data() : nullptr,
+                                          static_cast<int64_t>(cols.size())));
   for (int64_t i = 0; i <= kHugeRows; ++i) ASSERT_EQ(off[i], i * kHugePerRow) << "row " << i;
   for (int64_t i = 0; i < kHugeRows; i = next_checked_row(i)) {
     for (int64_t t = 0; t < kHugePerRow; ++t) {

@@ -37,7 +37,9 @@ Csr download_csr(const sfac_sparse* m) {
   c.offsets.resize(static_cast<size_t>(rows) + 1);
   c.indices.resize(static_cast<size_t>(nnz));
   c.values.resize(static_cast<size_t>(nnz));
-  EXPECT_EQ(sfac_sparse_download_csr(m, c.offsets.data(), c.indices.data(), c.values.data()),
+  EXPECT_EQ(sfac_sparse_download_csr(m, c.offsets.data(), static_cast<int64_t>(c.offsets.size()),
+                                     c.indices.data(), c.values.data(),
+                                     static_cast<int64_t>(c.indices.size())),
             SFAC_OK)
       << sfac_last_error();
   return c;
@@ -60,8 +62,12 @@ Bals download_bals(const sfac_sparse* m, int64_t tile_rows, int64_t tile_cols, u
   b.row_order.assign(static_cast<size_t>(rows), -7);
   b.col_order.assign(static_cast<size_t>(cols), -7);
   EXPECT_EQ(sfac_sparse_download_bals(m, tile_rows, tile_cols, flags, b.tile_ptr.data(),
-                                      b.tile_col.data(), b.seg_ptr.data(), b.seg_col.data(),
-                                      b.values.data(), b.row_order.data(), b.col_order.data()),
+                                      static_cast<int64_t>(b.tile_ptr.size()), b.tile_col.data(),
+                                      static_cast<int64_t>(b.tile_col.size()), b.seg_ptr.data(),
+                                      static_cast<int64_t>(b.seg_ptr.size()), b.seg_col.data(),
+                                      b.values.data(), static_cast<int64_t>(b.seg_col.size()),
+                                      b.row_order.data(), static_cast<int64_t>(b.row_order.size()),
+                                      b.col_order.data(), static_cast<int64_t>(b.col_order.size())),
             SFAC_OK)
       << sfac_last_error();
   return b;
@@ -69,10 +75,11 @@ Bals download_bals(const sfac_sparse* m, int64_t tile_rows, int64_t tile_cols, u
 
 sfac_status create_bals(sfac_context* ctx, int64_t rows, int64_t cols, const Bals& b,
                         sfac_sparse** out, bool with_orders = true) {
-  return sfac_sparse_create_bals(ctx, rows, cols, b.tile_rows, b.tile_cols, b.tile_ptr.data(),
-                                 b.tile_col.data(), b.seg_ptr.data(), b.seg_col.data(),
-                                 b.values.data(), with_orders ? b.row_order.data() : nullptr,
-                                 with_orders ? b.col_order.data() : nullptr, out);
+  return sfac_sparse_create_bals(
+      ctx, rows, cols, b.tile_rows, b.tile_cols, b.tile_ptr.data(), b.tile_col.data(),
+      static_cast<int64_t>(b.tile_col.size()), b.seg_ptr.data(), b.seg_col.data(), b.values.data(),
+      static_cast<int64_t>(b.seg_col.size()), with_orders ? b.row_order.data() : nullptr,
+      with_orders ? b.col_order.data() : nullptr, out);
 }
 
 // The 5 x 6 example of docs/bals-format.md:
@@ -187,11 +194,13 @@ TEST(Bals, DefaultTileSizesAndNullOutputs) {
   EXPECT_EQ(count, 6);
   SFAC_ASSERT_OK(sfac_sparse_bals_sizes(m.get(), 0, 0, SFAC_BALS_DEFAULT, nullptr, nullptr,
                                         nullptr, nullptr));
-  SFAC_ASSERT_OK(sfac_sparse_download_bals(m.get(), 2, 3, SFAC_BALS_REORDER, nullptr, nullptr,
-                                           nullptr, nullptr, nullptr, nullptr, nullptr));
+  SFAC_ASSERT_OK(sfac_sparse_download_bals(m.get(), 2, 3, SFAC_BALS_REORDER, nullptr, 0, nullptr, 0,
+                                           nullptr, 0, nullptr, nullptr, 0, nullptr, 0, nullptr,
+                                           0));
   std::vector<int64_t> tile_ptr(7);
-  SFAC_ASSERT_OK(sfac_sparse_download_bals(m.get(), 2, 3, SFAC_BALS_DEFAULT, tile_ptr.data(),
-                                           nullptr, nullptr, nullptr, nullptr, nullptr, nullptr));
+  SFAC_ASSERT_OK(sfac_sparse_download_bals(
+      m.get(), 2, 3, SFAC_BALS_DEFAULT, tile_ptr.data(), static_cast<int64_t>(tile_ptr.size()),
+      nullptr, 0, nullptr, 0, nullptr, nullptr, 0, nullptr, 0, nullptr, 0));
   EXPECT_EQ(tile_ptr, example_layout().tile_ptr);
 
   // An empty matrix: no tiles, one seg_ptr entry.
@@ -238,8 +247,10 @@ TEST(Bals, RoundTripRandom) {
         EXPECT_LE(b.tile_col_count, static_cast<int64_t>(source.indices.size()));
         std::vector<int32_t> rows_want(static_cast<size_t>(rows)), cols_want(static_cast<size_t>(cols));
         if (flags & SFAC_BALS_REORDER) {
-          SFAC_ASSERT_OK(sfac_sparse_degree_order(m.get(), SFAC_AXIS_ROWS, rows_want.data()));
-          SFAC_ASSERT_OK(sfac_sparse_degree_order(m.get(), SFAC_AXIS_COLS, cols_want.data()));
+          SFAC_ASSERT_OK(sfac_sparse_degree_order(m.get(), SFAC_AXIS_ROWS, rows_want.data(),
+                                                  static_cast<int64_t>(rows_want.size())));
+          SFAC_ASSERT_OK(sfac_sparse_degree_order(m.get(), SFAC_AXIS_COLS, cols_want.data(),
+                                                  static_cast<int64_t>(cols_want.size())));
         } else {
           for (int64_t i = 0; i < rows; ++i) rows_want[i] = static_cast<int32_t>(i);
           for (int64_t i = 0; i < cols; ++i) cols_want[i] = static_cast<int32_t>(i);
@@ -266,9 +277,10 @@ TEST(Bals, NullValuesMeanOnes) {
   Context ctx = make_cpu_context();
   const Bals b = example_layout();
   sfac_sparse* raw = nullptr;
-  SFAC_ASSERT_OK(sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, b.tile_ptr.data(),
-                                         b.tile_col.data(), b.seg_ptr.data(), b.seg_col.data(),
-                                         nullptr, nullptr, nullptr, &raw));
+  SFAC_ASSERT_OK(sfac_sparse_create_bals(
+      ctx.get(), 5, 6, 2, 3, b.tile_ptr.data(), b.tile_col.data(),
+      static_cast<int64_t>(b.tile_col.size()), b.seg_ptr.data(), b.seg_col.data(), nullptr,
+      static_cast<int64_t>(b.seg_col.size()), nullptr, nullptr, &raw));
   Sparse m(raw);
   const Csr c = download_csr(m.get());
   EXPECT_EQ(c.values, std::vector<float>(10, 1.0f));
@@ -291,14 +303,15 @@ TEST(Bals, SizesRejectBadArguments) {
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "more than INT64_MAX",
                     sfac_sparse_bals_sizes(m.get(), std::numeric_limits<int64_t>::max(), 1, 0,
                                            nullptr, nullptr, &tiles, nullptr));
-  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "more than the limit",
-                    sfac_sparse_download_bals(m.get(), int64_t{1} << 40, 3, 0, nullptr, nullptr,
-                                              nullptr, nullptr, nullptr, nullptr, nullptr));
+  SFAC_EXPECT_ERROR(
+      SFAC_ERR_INVALID_ARGUMENT, "more than the limit",
+      sfac_sparse_download_bals(m.get(), int64_t{1} << 40, 3, 0, nullptr, 0, nullptr, 0, nullptr, 0,
+                                nullptr, nullptr, 0, nullptr, 0, nullptr, 0));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "matrix",
                     sfac_sparse_bals_sizes(nullptr, 2, 3, 0, nullptr, nullptr, &tiles, nullptr));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "matrix",
-                    sfac_sparse_download_bals(nullptr, 2, 3, 0, nullptr, nullptr, nullptr,
-                                              nullptr, nullptr, nullptr, nullptr));
+                    sfac_sparse_download_bals(nullptr, 2, 3, 0, nullptr, 0, nullptr, 0, nullptr, 0,
+                                              nullptr, nullptr, 0, nullptr, 0, nullptr, 0));
 }
 
 namespace {
@@ -314,8 +327,9 @@ void expect_rejected(const Bals& b, sfac_status status, const char* needle,
   SFAC_EXPECT_ERROR(
       status, needle,
       sfac_sparse_create_bals(ctx.get(), 5, 6, tile_rows, tile_cols, b.tile_ptr.data(),
-                              b.tile_col.data(), b.seg_ptr.data(), b.seg_col.data(),
-                              b.values.data(), row_order, col_order, &out));
+                              b.tile_col.data(), static_cast<int64_t>(b.tile_col.size()),
+                              b.seg_ptr.data(), b.seg_col.data(), b.values.data(),
+                              static_cast<int64_t>(b.seg_col.size()), row_order, col_order, &out));
   EXPECT_EQ(out, kSentinel);
 }
 
@@ -326,7 +340,9 @@ TEST(Bals, CreateRejectsBadTilePtr) {
   b.tile_ptr[0] = 1;
   expect_rejected(b, SFAC_ERR_INVALID_ARGUMENT, "tile_ptr[0] = 1 must be 0");
   b = example_layout();
-  b.tile_ptr[6] = 11;  // past nnz = 10
+  b.tile_ptr[6] = 11;  // past nnz = 10, and past the 9 entries of tile_col: the count check first
+  expect_rejected(b, SFAC_ERR_INVALID_ARGUMENT, "tile_ptr[tiles] = 11 but tile_col_count = 9");
+  b.tile_col.resize(11, 5);  // tile_col as long as tile_ptr says: the structural check
   expect_rejected(b, SFAC_ERR_INVALID_ARGUMENT, "tile_ptr[6] = 11 exceeds nnz");
   b = example_layout();
   b.tile_ptr[2] = 2;  // 0, 3, 2, ...
@@ -345,8 +361,8 @@ TEST(Bals, CreateRejectsBadSegPtr) {
   b.seg_ptr[3] = 3;  // 0, 2, 4, 3, 6, ...
   expect_rejected(b, SFAC_ERR_INVALID_ARGUMENT, "seg_ptr[3] = 3 < seg_ptr[2] = 4 (segment 3");
   b = example_layout();
-  b.seg_ptr[12] = -1;
-  expect_rejected(b, SFAC_ERR_INVALID_ARGUMENT, "seg_ptr[12] = -1");
+  b.seg_ptr[12] = -1;  // the last entry: the count check against nnz = 10 comes first
+  expect_rejected(b, SFAC_ERR_INVALID_ARGUMENT, "seg_ptr[tiles * tile_rows] = -1 but nnz = 10");
   b = example_layout();
   b.seg_ptr[10] = 10;  // segment 9 (row 5: past the end) gets the entry of segment 10
   expect_rejected(b, SFAC_ERR_INVALID_ARGUMENT, "segment 9 (tile 4, row 1) lies past");
@@ -413,27 +429,31 @@ TEST(Bals, CreateRejectsNullsAndBadSizes) {
   const auto* sp = b.seg_ptr.data();
   const auto* sc = b.seg_col.data();
   const auto* v = b.values.data();
+  const auto tn = static_cast<int64_t>(b.tile_col.size());
+  const auto n = static_cast<int64_t>(b.seg_col.size());
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "tile_ptr is NULL",
-                    sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, nullptr, tc, sp, sc, v,
+                    sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, nullptr, tc, tn, sp, sc, v, n,
                                             nullptr, nullptr, &out));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "tile_col is NULL",
-                    sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, tp, nullptr, sp, sc, v,
+                    sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, tp, nullptr, tn, sp, sc, v, n,
                                             nullptr, nullptr, &out));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "seg_ptr is NULL",
-                    sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, tp, tc, nullptr, sc, v,
+                    sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, tp, tc, tn, nullptr, sc, v, n,
                                             nullptr, nullptr, &out));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "seg_col is NULL",
-                    sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, tp, tc, sp, nullptr, v,
+                    sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, tp, tc, tn, sp, nullptr, v, n,
                                             nullptr, nullptr, &out));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "out is NULL",
-                    sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, tp, tc, sp, sc, v, nullptr,
-                                            nullptr, nullptr));
+                    sfac_sparse_create_bals(ctx.get(), 5, 6, 2, 3, tp, tc, tn, sp, sc, v, n,
+                                            nullptr, nullptr, nullptr));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "ctx",
-                    sfac_sparse_create_bals(nullptr, 5, 6, 2, 3, tp, tc, sp, sc, v, nullptr,
+                    sfac_sparse_create_bals(nullptr, 5, 6, 2, 3, tp, tc, tn, sp, sc, v, n, nullptr,
                                             nullptr, &out));
+  // A negative shape has no tile grid to check the counts against: counts 0 keep the call off
+  // the count check, so that it is the shape that is rejected.
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "rows = -1",
-                    sfac_sparse_create_bals(ctx.get(), -1, 6, 2, 3, tp, tc, sp, sc, v, nullptr,
-                                            nullptr, &out));
+                    sfac_sparse_create_bals(ctx.get(), -1, 6, 2, 3, tp, tc, 0, sp, sc, v, 0,
+                                            nullptr, nullptr, &out));
   EXPECT_EQ(out, kSentinel);
 }
 
@@ -467,8 +487,12 @@ void expect_bals_trains_as_csr(sfac_backend backend, sfac_algorithm algorithm, c
     std::vector<float> users(static_cast<size_t>(t.rows) * 4, -1.0f);
     std::vector<float> items(static_cast<size_t>(t.cols) * 4, -1.0f);
     if (model) {
-      EXPECT_EQ(sfac_model_get_user_factors(model.get(), users.data()), SFAC_OK);
-      EXPECT_EQ(sfac_model_get_item_factors(model.get(), items.data()), SFAC_OK);
+      EXPECT_EQ(sfac_model_get_user_factors(model.get(), users.data(),
+                                            static_cast<int64_t>(users.size())),
+                SFAC_OK);
+      EXPECT_EQ(sfac_model_get_item_factors(model.get(), items.data(),
+                                            static_cast<int64_t>(items.size())),
+                SFAC_OK);
     }
     return std::make_pair(users, items);
   };

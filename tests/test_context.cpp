@@ -118,7 +118,7 @@ TEST(Context, ObjectsOutliveTheirContext) {
   SFAC_ASSERT_OK(sfac_dense_create(raw, 2, 2, SFAC_DTYPE_FLOAT32, data, &dense));
   SFAC_ASSERT_OK(sfac_context_destroy(raw));
   float back[4] = {0, 0, 0, 0};
-  SFAC_ASSERT_OK(sfac_dense_download(dense, back));
+  SFAC_ASSERT_OK(sfac_dense_download(dense, back, static_cast<int64_t>(std::size(back))));
   EXPECT_EQ(0, std::memcmp(data, back, sizeof data));
   SFAC_ASSERT_OK(sfac_dense_destroy(dense));
 }

@@ -113,13 +113,19 @@ Trained train_once(sfac_backend backend, const Triplets& data, const Case& c,
   if (!model) return out;
   out.users.resize(static_cast<size_t>(data.rows * c.rank));
   out.items.resize(static_cast<size_t>(data.cols * c.rank));
-  EXPECT_EQ(sfac_model_get_user_factors(m, out.users.data()), SFAC_OK);
-  EXPECT_EQ(sfac_model_get_item_factors(m, out.items.data()), SFAC_OK);
+  EXPECT_EQ(
+      sfac_model_get_user_factors(m, out.users.data(), static_cast<int64_t>(out.users.size())),
+      SFAC_OK);
+  EXPECT_EQ(
+      sfac_model_get_item_factors(m, out.items.data(), static_cast<int64_t>(out.items.size())),
+      SFAC_OK);
   int has = 0;
   float mean = 0.0f;
   out.user_bias.resize(static_cast<size_t>(data.rows));
   out.item_bias.resize(static_cast<size_t>(data.cols));
-  EXPECT_EQ(sfac_model_get_biases(m, &has, &mean, out.user_bias.data(), out.item_bias.data()),
+  EXPECT_EQ(sfac_model_get_biases(m, &has, &mean, out.user_bias.data(),
+                                  static_cast<int64_t>(out.user_bias.size()), out.item_bias.data(),
+                                  static_cast<int64_t>(out.item_bias.size())),
             SFAC_OK);
   if (!has) out.user_bias.clear(), out.item_bias.clear();
   return out;
@@ -247,7 +253,7 @@ TEST_F(CudaAlsLimits, SingularSystemsStayFinite) {
   SFAC_ASSERT_OK(sfac_train(ctx.get(), r.get(), o.get(), &m));
   Model model(m);
   std::vector<float> u(static_cast<size_t>(data.rows * 48));
-  SFAC_ASSERT_OK(sfac_model_get_user_factors(m, u.data()));
+  SFAC_ASSERT_OK(sfac_model_get_user_factors(m, u.data(), static_cast<int64_t>(u.size())));
   for (float x : u) ASSERT_TRUE(std::isfinite(x));
 }
 

@@ -69,7 +69,9 @@ std::vector<float> values_of(const sfac_sparse* m) {
   int64_t nnz = 0;
   EXPECT_EQ(sfac_sparse_get_shape(m, nullptr, nullptr, &nnz), SFAC_OK);
   std::vector<float> v(nnz);
-  EXPECT_EQ(sfac_sparse_download_csr(m, nullptr, nullptr, v.data()), SFAC_OK);
+  EXPECT_EQ(
+      sfac_sparse_download_csr(m, nullptr, 0, nullptr, v.data(), static_cast<int64_t>(v.size())),
+      SFAC_OK);
   return v;
 }
 
@@ -84,7 +86,10 @@ StoredCsr download(const sfac_sparse* s) {
   int64_t rows = 0, nnz = 0;
   EXPECT_EQ(sfac_sparse_get_shape(s, &rows, nullptr, &nnz), SFAC_OK);
   StoredCsr c{std::vector<int64_t>(rows + 1), std::vector<int32_t>(nnz), std::vector<float>(nnz)};
-  EXPECT_EQ(sfac_sparse_download_csr(s, c.off.data(), c.cols.data(), c.values.data()), SFAC_OK);
+  EXPECT_EQ(
+      sfac_sparse_download_csr(s, c.off.data(), static_cast<int64_t>(c.off.size()), c.cols.data(),
+                               c.values.data(), static_cast<int64_t>(c.cols.size())),
+      SFAC_OK);
   return c;
 }
 
@@ -101,8 +106,10 @@ Factors upload_factors(sfac_context* ctx, int64_t rows, int64_t cols, int64_t k,
   EXPECT_EQ(sfac_dense_create(ctx, rows, k, dtype, a.data(), &ra), SFAC_OK) << sfac_last_error();
   EXPECT_EQ(sfac_dense_create(ctx, cols, k, dtype, b.data(), &rb), SFAC_OK) << sfac_last_error();
   Factors f{Dense(ra), Dense(rb), std::vector<float>(a.size()), std::vector<float>(b.size())};
-  EXPECT_EQ(sfac_dense_download(ra, f.stored_a.data()), SFAC_OK);
-  EXPECT_EQ(sfac_dense_download(rb, f.stored_b.data()), SFAC_OK);
+  EXPECT_EQ(sfac_dense_download(ra, f.stored_a.data(), static_cast<int64_t>(f.stored_a.size())),
+            SFAC_OK);
+  EXPECT_EQ(sfac_dense_download(rb, f.stored_b.data(), static_cast<int64_t>(f.stored_b.size())),
+            SFAC_OK);
   return f;
 }
 
@@ -198,14 +205,18 @@ TEST(Cuda, SparseAndDenseMatricesRoundTripLikeOnTheCpu) {
   std::vector<int64_t> o1(p.cols + 1), o2(p.cols + 1);
   std::vector<int32_t> i1(got_nnz), i2(got_nnz);
   std::vector<float> v1(got_nnz), v2(got_nnz);
-  SFAC_ASSERT_OK(sfac_sparse_download_csc(a.get(), o1.data(), i1.data(), v1.data()));
-  SFAC_ASSERT_OK(sfac_sparse_download_csc(b.get(), o2.data(), i2.data(), v2.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(a.get(), o1.data(), static_cast<int64_t>(o1.size()),
+                                          i1.data(), v1.data(), static_cast<int64_t>(i1.size())));
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(b.get(), o2.data(), static_cast<int64_t>(o2.size()),
+                                          i2.data(), v2.data(), static_cast<int64_t>(i2.size())));
   EXPECT_EQ(o1, o2);
   EXPECT_EQ(i1, i2);
   EXPECT_EQ(v1, v2);
   std::vector<int32_t> r1(got_nnz), r2(got_nnz);
-  SFAC_ASSERT_OK(sfac_sparse_download_coo(a.get(), r1.data(), i1.data(), v1.data()));
-  SFAC_ASSERT_OK(sfac_sparse_download_coo(b.get(), r2.data(), i2.data(), v2.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_coo(a.get(), r1.data(), i1.data(), v1.data(),
+                                          static_cast<int64_t>(r1.size())));
+  SFAC_ASSERT_OK(sfac_sparse_download_coo(b.get(), r2.data(), i2.data(), v2.data(),
+                                          static_cast<int64_t>(r2.size())));
   EXPECT_EQ(r1, r2);
   EXPECT_EQ(i1, i2);
   EXPECT_EQ(v1, v2);
@@ -215,7 +226,7 @@ TEST(Cuda, SparseAndDenseMatricesRoundTripLikeOnTheCpu) {
   for (float& x : data) x = d(g);
   Dense m = dense(gpu.get(), 37, 5, data);
   std::vector<float> back(data.size(), -1.0f);
-  SFAC_ASSERT_OK(sfac_dense_download(m.get(), back.data()));
+  SFAC_ASSERT_OK(sfac_dense_download(m.get(), back.data(), static_cast<int64_t>(back.size())));
   EXPECT_EQ(back, data);
 }
 
@@ -393,7 +404,9 @@ TEST(Cuda, SddmmInPlaceAndEmptyMatrices) {
   SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), 3, 2, 0, nullptr, nullptr, nullptr, 0, &raw));
   Sparse empty(raw);
   std::vector<int64_t> col_offsets(3, -1);
-  SFAC_ASSERT_OK(sfac_sparse_download_csc(empty.get(), col_offsets.data(), nullptr, nullptr));
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(empty.get(), col_offsets.data(),
+                                          static_cast<int64_t>(col_offsets.size()), nullptr,
+                                          nullptr, 0));
   EXPECT_EQ(col_offsets, std::vector<int64_t>({0, 0, 0}));
   SFAC_EXPECT_STATUS(SFAC_OK, sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, a.get(), b.get(),
                                          empty.get(), 0.0f, empty.get(), nullptr));
@@ -453,7 +466,7 @@ TEST(Cuda, OutOfMemoryIsAStatusAndTheContextStaysUsable) {
   EXPECT_EQ(raw, reinterpret_cast<sfac_dense*>(0x1234));
   Dense small = dense(ctx.get(), 4, 4, std::vector<float>(16, 1.0f));
   std::vector<float> back(16);
-  SFAC_ASSERT_OK(sfac_dense_download(small.get(), back.data()));
+  SFAC_ASSERT_OK(sfac_dense_download(small.get(), back.data(), static_cast<int64_t>(back.size())));
   EXPECT_EQ(back, std::vector<float>(16, 1.0f));
   SFAC_EXPECT_STATUS(SFAC_OK, sfac_context_synchronize(ctx.get()));
 }
@@ -849,10 +862,13 @@ TEST(Cuda, CooAndCscInputBuildTheSameCsrAsTheHost) {
   std::vector<int64_t> coff(cols + 1);
   std::vector<int32_t> crow(unique);
   std::vector<float> cval(unique);
-  SFAC_ASSERT_OK(sfac_sparse_download_csc(host.get(), coff.data(), crow.data(), cval.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(host.get(), coff.data(),
+                                          static_cast<int64_t>(coff.size()), crow.data(),
+                                          cval.data(), static_cast<int64_t>(crow.size())));
   sfac_sparse* from_csc = nullptr;
   SFAC_ASSERT_OK(sfac_sparse_create_csc(gpu.get(), rows, cols, coff.data(), crow.data(),
-                                        cval.data(), 0, &from_csc));
+                                        cval.data(), static_cast<int64_t>(crow.size()), 0,
+                                        &from_csc));
   Sparse device_csc(from_csc);
   same(device_csc.get(), host.get());
   // Empty input and an empty matrix.
@@ -882,8 +898,10 @@ TEST(Cuda, DegreeOrdersAndPermutationsMatchTheHost) {
     for (const sfac_axis axis : {SFAC_AXIS_ROWS, SFAC_AXIS_COLS}) {
       const int64_t n = axis == SFAC_AXIS_ROWS ? rows : cols;
       std::vector<int32_t> device(n, -1), host(n, -2);
-      SFAC_ASSERT_OK(sfac_sparse_degree_order(on_gpu.get(), axis, device.data()));
-      SFAC_ASSERT_OK(sfac_sparse_degree_order(on_cpu.get(), axis, host.data()));
+      SFAC_ASSERT_OK(sfac_sparse_degree_order(on_gpu.get(), axis, device.data(),
+                                              static_cast<int64_t>(device.size())));
+      SFAC_ASSERT_OK(sfac_sparse_degree_order(on_cpu.get(), axis, host.data(),
+                                              static_cast<int64_t>(host.size())));
       EXPECT_EQ(device, host) << "axis " << axis;
       orders[axis] = host;
     }
@@ -918,7 +936,8 @@ TEST(Cuda, DegreeOrdersAndPermutationsMatchTheHost) {
       sfac_dense* raw = nullptr;
       SFAC_ASSERT_OK(sfac_dense_create(gpu.get(), rows, cols, dtype, data.data(), &raw));
       const Dense source(raw);
-      SFAC_ASSERT_OK(sfac_dense_download(source.get(), stored.data()));
+      SFAC_ASSERT_OK(
+          sfac_dense_download(source.get(), stored.data(), static_cast<int64_t>(stored.size())));
       std::vector<int32_t> order(rows);
       std::iota(order.begin(), order.end(), 0);
       std::shuffle(order.begin(), order.end(), g);
@@ -928,7 +947,8 @@ TEST(Cuda, DegreeOrdersAndPermutationsMatchTheHost) {
       SFAC_ASSERT_OK(sfac_dense_get_dtype(permuted.get(), &got_dtype));
       EXPECT_EQ(got_dtype, dtype);
       std::vector<float> got(rows * cols, std::nanf(""));
-      SFAC_ASSERT_OK(sfac_dense_download(permuted.get(), got.data()));
+      SFAC_ASSERT_OK(
+          sfac_dense_download(permuted.get(), got.data(), static_cast<int64_t>(got.size())));
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < cols; ++c) {
           ASSERT_EQ(got[r * cols + c], stored[order[r] * cols + c])
@@ -1166,7 +1186,7 @@ TEST(Cuda, NonzerosPastTwoToThe31) {
     }
     sfac_sparse* raw = nullptr;
     SFAC_ASSERT_OK(sfac_sparse_create_csr(ctx.get(), kHugeRows, kHugeCols, off.data(), cols.data(),
-                                          nullptr, 0, &raw));
+                                          nullptr, static_cast<int64_t>(cols.size()), 0, &raw));
     s = Sparse(raw);
   }
   int64_t nnz = 0;
@@ -1174,7 +1194,8 @@ TEST(Cuda, NonzerosPastTwoToThe31) {
   ASSERT_EQ(nnz, kHugeNnz);
   {
     std::vector<int64_t> off(kHugeRows + 1);
-    SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), nullptr, nullptr));
+    SFAC_ASSERT_OK(sfac_sparse_download_csr(s.get(), off.data(), static_cast<int64_t>(off.size()),
+                                            nullptr, nullptr, 0));
     for (int64_t i = 0; i <= kHugeRows; i += 4099)
       ASSERT_EQ(off[i], i * kHugePerRow) << "row " << i;
     ASSERT_EQ(off[kHugeRows], kHugeNnz);
@@ -1205,7 +1226,8 @@ TEST(Cuda, NonzerosPastTwoToThe31) {
       ASSERT_TRUE(plan);
       SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_PATTERN, 1.0f, f.a.get(), f.b.get(), s.get(),
                                 0.0f, p.get(), plan.get()));
-      SFAC_ASSERT_OK(sfac_sparse_download_csr(p.get(), nullptr, nullptr, got.data()));
+      SFAC_ASSERT_OK(sfac_sparse_download_csr(p.get(), nullptr, 0, nullptr, got.data(),
+                                              static_cast<int64_t>(got.size())));
       for (int64_t i = 0; i < kHugeRows; i = next_checked_row(i)) {
         for (int64_t t = 0; t < kHugePerRow; ++t) {
           const int64_t e = i * kHugePerRow + t;

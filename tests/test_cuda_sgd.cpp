@@ -44,7 +44,9 @@ Triplets triplets_of(const sfac_sparse* m) {
   t.r.resize(static_cast<size_t>(nnz));
   t.c.resize(static_cast<size_t>(nnz));
   t.v.resize(static_cast<size_t>(nnz));
-  EXPECT_EQ(sfac_sparse_download_coo(m, t.r.data(), t.c.data(), t.v.data()), SFAC_OK);
+  EXPECT_EQ(sfac_sparse_download_coo(m, t.r.data(), t.c.data(), t.v.data(),
+                                     static_cast<int64_t>(t.r.size())),
+            SFAC_OK);
   return t;
 }
 
@@ -296,7 +298,8 @@ TEST_F(CudaSgdLimits, DeterministicTrainingIsTheSameStreamedOrNot) {
     SFAC_ASSERT_OK(sfac_trainer_get_model(t, &m));
     Model model(m);
     factors[streamed].resize(static_cast<size_t>(d.train.rows * 32));
-    SFAC_ASSERT_OK(sfac_model_get_user_factors(m, factors[streamed].data()));
+    SFAC_ASSERT_OK(sfac_model_get_user_factors(m, factors[streamed].data(),
+                                               static_cast<int64_t>(factors[streamed].size())));
   }
   EXPECT_EQ(factors[0], factors[1]);
   EXPECT_EQ(losses[0], losses[1]);
@@ -325,7 +328,8 @@ TEST_F(CudaSgdLimits, RatingsInHostMemoryGiveTheModelOfTheSameRatingsOnTheDevice
     SFAC_ASSERT_OK(sfac_train(ctx.get(), variant == 0 ? on_device.get() : host.get(), raw, &m));
     Model model(m);
     factors[variant].resize(static_cast<size_t>(d.train.rows * 32));
-    SFAC_ASSERT_OK(sfac_model_get_user_factors(m, factors[variant].data()));
+    SFAC_ASSERT_OK(sfac_model_get_user_factors(m, factors[variant].data(),
+                                               static_cast<int64_t>(factors[variant].size())));
     if (variant == 1) {
       sfac_train_options* als = nullptr;
       SFAC_ASSERT_OK(sfac_train_options_create(SFAC_ALGO_ALS, &als));

@@ -15,7 +15,8 @@ std::vector<float> download(const sfac_dense* m) {
   int64_t rows = 0, cols = 0;
   EXPECT_EQ(sfac_dense_get_shape(m, &rows, &cols), SFAC_OK);
   std::vector<float> out(rows * cols, -1.0f);
-  EXPECT_EQ(sfac_dense_download(m, out.data()), SFAC_OK) << sfac_last_error();
+  EXPECT_EQ(sfac_dense_download(m, out.data(), static_cast<int64_t>(out.size())), SFAC_OK)
+      << sfac_last_error();
   return out;
 }
 
@@ -91,7 +92,7 @@ TEST(Dense, BadShapesAndArgumentsAreRejected) {
   Dense m(raw);
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "data is NULL", sfac_dense_upload(m.get(), nullptr));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "data is NULL",
-                    sfac_dense_download(m.get(), nullptr));
+                    sfac_dense_download(m.get(), nullptr, 4));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "matrix is NULL", sfac_dense_upload(nullptr, nullptr));
   SFAC_EXPECT_STATUS(SFAC_OK, sfac_dense_destroy(nullptr));
 }

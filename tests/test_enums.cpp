@@ -65,7 +65,8 @@ TEST_F(Enums, UnknownBackendDtypeFormatAxisAndFeedbackAreInvalidArguments) {
 
     std::vector<int32_t> order(4, -7);
     SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "axis",
-                      sfac_sparse_degree_order(pattern.get(), as<sfac_axis>(v), order.data()));
+                      sfac_sparse_degree_order(pattern.get(), as<sfac_axis>(v), order.data(),
+                                               static_cast<int64_t>(order.size())));
     EXPECT_EQ(order, std::vector<int32_t>(4, -7));
 
     sfac_sparse* ratings = nullptr;
@@ -97,7 +98,8 @@ TEST_F(Enums, UnknownSddmmModeAndAlgorithmAreInvalidArguments) {
                                  0.0f, out.get(), nullptr));
   }
   std::vector<float> values(3);
-  SFAC_ASSERT_OK(sfac_sparse_download_coo(out.get(), nullptr, nullptr, values.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_coo(out.get(), nullptr, nullptr, values.data(),
+                                          static_cast<int64_t>(values.size())));
   EXPECT_EQ(values, std::vector<float>(3, 9.0f));  // untouched
 }
 

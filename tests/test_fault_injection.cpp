@@ -218,7 +218,8 @@ TEST_F(FaultInjection, DeviceAllocationsOfCreateSddmmAndTraining) {
   SFAC_ASSERT_OK(sfac_sddmm(gpu.get(), SFAC_SDDMM_SCALED, 1.0f, da, db, ratings.get(), 0.0f,
                             out.get(), nullptr));
   std::vector<float> expected(data.v.size()), got(data.v.size(), -1.0f);
-  SFAC_ASSERT_OK(sfac_sparse_download_coo(out.get(), nullptr, nullptr, expected.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_coo(out.get(), nullptr, nullptr, expected.data(),
+                                          static_cast<int64_t>(expected.size())));
   EXPECT_GE(fail_each_allocation<DeviceAllocations>(
                 "sfac_sddmm on CUDA",
                 [&] {
@@ -254,7 +255,8 @@ TEST_F(FaultInjection, DeviceAllocationsOfCreateSddmmAndTraining) {
   // The objects made before the failures still work.
   SFAC_ASSERT_OK(sfac_sddmm(gpu.get(), SFAC_SDDMM_SCALED, 1.0f, da, db, ratings.get(), 0.0f,
                             out.get(), nullptr));
-  SFAC_ASSERT_OK(sfac_sparse_download_coo(out.get(), nullptr, nullptr, got.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_coo(out.get(), nullptr, nullptr, got.data(),
+                                          static_cast<int64_t>(got.size())));
   EXPECT_EQ(got, expected);
   expect_context_usable(gpu.get());
 }

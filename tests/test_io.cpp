@@ -42,7 +42,9 @@ Matrix download(const sfac_sparse* m) {
   EXPECT_EQ(sfac_sparse_get_shape(m, &out.rows, &out.cols, &nnz), SFAC_OK) << sfac_last_error();
   std::vector<int32_t> r(nnz), c(nnz);
   std::vector<float> v(nnz);
-  EXPECT_EQ(sfac_sparse_download_coo(m, r.data(), c.data(), v.data()), SFAC_OK)
+  EXPECT_EQ(
+      sfac_sparse_download_coo(m, r.data(), c.data(), v.data(), static_cast<int64_t>(r.size())),
+      SFAC_OK)
       << sfac_last_error();
   for (int64_t e = 0; e < nnz; ++e) out.entries.emplace_back(r[e], c[e], v[e]);
   return out;
@@ -59,7 +61,8 @@ std::vector<int64_t> ids_of(const sfac_idmap* map) {
   int64_t size = -1;
   EXPECT_EQ(sfac_idmap_get_size(map, &size), SFAC_OK) << sfac_last_error();
   std::vector<int64_t> ids(static_cast<size_t>(std::max<int64_t>(size, 0)));
-  EXPECT_EQ(sfac_idmap_get_ids(map, ids.data()), SFAC_OK) << sfac_last_error();
+  EXPECT_EQ(sfac_idmap_get_ids(map, ids.data(), static_cast<int64_t>(ids.size())), SFAC_OK)
+      << sfac_last_error();
   return ids;
 }
 
@@ -703,9 +706,12 @@ TEST_F(IoWrite, RoundTripIsBitExact) {
     std::vector<int64_t> off_a(rows + 1), off_b(rows + 1);
     std::vector<int32_t> idx_a(nnz), idx_b(nnz);
     std::vector<float> val_a(nnz), val_b(nnz);
-    SFAC_ASSERT_OK(
-        sfac_sparse_download_csr(original.get(), off_a.data(), idx_a.data(), val_a.data()));
-    SFAC_ASSERT_OK(sfac_sparse_download_csr(back.get(), off_b.data(), idx_b.data(), val_b.data()));
+    SFAC_ASSERT_OK(sfac_sparse_download_csr(original.get(), off_a.data(),
+                                            static_cast<int64_t>(off_a.size()), idx_a.data(),
+                                            val_a.data(), static_cast<int64_t>(idx_a.size())));
+    SFAC_ASSERT_OK(sfac_sparse_download_csr(back.get(), off_b.data(),
+                                            static_cast<int64_t>(off_b.size()), idx_b.data(),
+                                            val_b.data(), static_cast<int64_t>(idx_b.size())));
     EXPECT_EQ(off_a, off_b);
     EXPECT_EQ(idx_a, idx_b);
     // (memcmp must not see the null data of empty vectors: nnz may be drawn as 0.)

@@ -57,9 +57,9 @@ TEST_F(MemoryBudget, HugeShapesFromArraysAreRefusedBeforeAllocating) {
   EXPECT_EQ(out, kSparseSentinel);
   // CSC input: the columns' offsets are the caller's, the rows' are the library's.
   const int64_t col_offsets[2] = {0, 1};
-  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_MEMORY, "context's limit of 67108864 bytes",
-                    sfac_sparse_create_csc(ctx.get(), INT32_MAX, 1, col_offsets, &row, &value, 0,
-                                           &out));
+  SFAC_EXPECT_ERROR(
+      SFAC_ERR_OUT_OF_MEMORY, "context's limit of 67108864 bytes",
+      sfac_sparse_create_csc(ctx.get(), INT32_MAX, 1, col_offsets, &row, &value, 1, 0, &out));
   EXPECT_EQ(out, kSparseSentinel);
   sfac_dense* dense = kDenseSentinel;
   SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_MEMORY, "100000 x 1000 dense matrix needs about 400000000",

@@ -103,7 +103,9 @@ Csr download(const sfac_sparse* m) {
   out.offsets.resize(out.rows + 1);
   out.indices.resize(nnz);
   out.values.resize(nnz);
-  EXPECT_EQ(sfac_sparse_download_csr(m, out.offsets.data(), out.indices.data(), out.values.data()),
+  EXPECT_EQ(sfac_sparse_download_csr(m, out.offsets.data(),
+                                     static_cast<int64_t>(out.offsets.size()), out.indices.data(),
+                                     out.values.data(), static_cast<int64_t>(out.indices.size())),
             SFAC_OK);
   return out;
 }
@@ -137,13 +139,14 @@ Factors factors(const sfac_model* m) {
   EXPECT_EQ(sfac_model_get_shape(m, &f.users, &f.items, &f.rank), SFAC_OK);
   f.x.resize(f.users * f.rank);
   f.y.resize(f.items * f.rank);
-  EXPECT_EQ(sfac_model_get_user_factors(m, f.x.data()), SFAC_OK);
-  EXPECT_EQ(sfac_model_get_item_factors(m, f.y.data()), SFAC_OK);
+  EXPECT_EQ(sfac_model_get_user_factors(m, f.x.data(), static_cast<int64_t>(f.x.size())), SFAC_OK);
+  EXPECT_EQ(sfac_model_get_item_factors(m, f.y.data(), static_cast<int64_t>(f.y.size())), SFAC_OK);
   f.user_bias.resize(f.users);
   f.item_bias.resize(f.items);
-  EXPECT_EQ(
-      sfac_model_get_biases(m, &f.has_biases, &f.mean, f.user_bias.data(), f.item_bias.data()),
-      SFAC_OK);
+  EXPECT_EQ(sfac_model_get_biases(m, &f.has_biases, &f.mean, f.user_bias.data(),
+                                  static_cast<int64_t>(f.user_bias.size()), f.item_bias.data(),
+                                  static_cast<int64_t>(f.item_bias.size())),
+            SFAC_OK);
   if (!f.has_biases) {
     f.user_bias.assign(f.users, 0.0f);
     f.item_bias.assign(f.items, 0.0f);
@@ -258,7 +261,8 @@ TEST(Model, RecommendMatchesBruteForce) {
         SFAC_ASSERT_OK(sfac_model_recommend(
             model.get(), count, users.data(), n, use_exclude ? data.get() : nullptr,
             use_allowed ? static_cast<int64_t>(allowed.size()) : 0,
-            use_allowed ? allowed.data() : nullptr, out_items.data(), out_scores.data()));
+            use_allowed ? allowed.data() : nullptr, out_items.data(), out_scores.data(),
+            static_cast<int64_t>(out_items.size())));
         for (int64_t r = 0; r < count; ++r) {
           const int32_t u = users[r];
           std::map<int32_t, double> candidates;
@@ -279,7 +283,8 @@ TEST(Model, RecommendMatchesBruteForce) {
   std::vector<int32_t> out_items(count * n);
   std::vector<float> out_scores(count * n);
   SFAC_ASSERT_OK(sfac_model_recommend(model.get(), count, users.data(), n, data.get(), 0, nullptr,
-                                      out_items.data(), out_scores.data()));
+                                      out_items.data(), out_scores.data(),
+                                      static_cast<int64_t>(out_items.size())));
   std::vector<int32_t> pair_users;
   for (int32_t u : users) pair_users.insert(pair_users.end(), n, u);
   std::vector<float> predicted(count * n);
@@ -302,21 +307,23 @@ TEST(Model, RecommendBreaksTiesByTheLowerItemId) {
   std::vector<int32_t> items(2 * 5);
   std::vector<float> scores(2 * 5);
   SFAC_ASSERT_OK(sfac_model_recommend(model.get(), 2, users.data(), 5, exclude.get(), 0, nullptr,
-                                      items.data(), scores.data()));
+                                      items.data(), scores.data(),
+                                      static_cast<int64_t>(items.size())));
   EXPECT_EQ(items, (std::vector<int32_t>{8, 0, 2, 3, 4, 1, 2, 3, 4, 5}));
   EXPECT_EQ(scores, (std::vector<float>{2, 1, 1, 1, 1, 0, 0, 0, 0, 0}));
 
   // Allow-list unsorted and with repeats: each item once, ties still by id, padded after.
   const std::vector<int32_t> allowed = {7, 3, 3, 9, 5, 7, 1};
-  SFAC_ASSERT_OK(sfac_model_recommend(model.get(), 2, users.data(), 5, exclude.get(),
-                                      static_cast<int64_t>(allowed.size()), allowed.data(),
-                                      items.data(), scores.data()));
+  SFAC_ASSERT_OK(sfac_model_recommend(
+      model.get(), 2, users.data(), 5, exclude.get(), static_cast<int64_t>(allowed.size()),
+      allowed.data(), items.data(), scores.data(), static_cast<int64_t>(items.size())));
   EXPECT_EQ(items, (std::vector<int32_t>{3, 5, 7, -1, -1, 1, 3, 5, 7, 9}));
   EXPECT_EQ(scores, (std::vector<float>{1, 1, 1, -kInf, -kInf, 0, 0, 0, 0, 0}));
 
   // An empty (non-NULL) allow-list allows nothing.
   SFAC_ASSERT_OK(sfac_model_recommend(model.get(), 2, users.data(), 5, nullptr, 0, allowed.data(),
-                                      items.data(), scores.data()));
+                                      items.data(), scores.data(),
+                                      static_cast<int64_t>(items.size())));
   EXPECT_EQ(items, std::vector<int32_t>(10, -1));
 }
 
@@ -341,7 +348,7 @@ TEST(Model, SimilarItemsMatchBruteForceCosine) {
     std::vector<int32_t> items(count * n);
     std::vector<float> scores(count * n);
     SFAC_ASSERT_OK(sfac_model_similar_items(model.get(), count, queries.data(), n, items.data(),
-                                            scores.data()));
+                                            scores.data(), static_cast<int64_t>(items.size())));
     for (int64_t r = 0; r < count; ++r) {
       const int32_t q = queries[r];
       std::map<int32_t, double> candidates;
@@ -616,9 +623,10 @@ void check_fold_in(sfac_context* ctx, const sfac_sparse* ratings, const TrainCon
     float bias = 0.0f, bias_again = 1.0f;
     const auto count = static_cast<int64_t>(items.size());
     SFAC_ASSERT_OK(sfac_model_recalculate_user(model.get(), -1, count, items.data(), values.data(),
-                                               x.data(), &bias));
+                                               x.data(), static_cast<int64_t>(x.size()), &bias));
     SFAC_ASSERT_OK(sfac_model_recalculate_user(model.get(), -1, count, items.data(), values.data(),
-                                               again.data(), &bias_again));
+                                               again.data(), static_cast<int64_t>(again.size()),
+                                               &bias_again));
     EXPECT_EQ(x, again);
     if (f.has_biases) {
       EXPECT_EQ(bias, bias_again);
@@ -662,7 +670,8 @@ void check_fold_in(sfac_context* ctx, const sfac_sparse* ratings, const TrainCon
   std::vector<float> x(f.rank);
   float bias = 0.0f;
   SFAC_ASSERT_OK(sfac_model_recalculate_user(model.get(), u, count, &r.indices[r.offsets[u]],
-                                             &r.values[r.offsets[u]], x.data(), &bias));
+                                             &r.values[r.offsets[u]], x.data(),
+                                             static_cast<int64_t>(x.size()), &bias));
   Factors expected = f;
   std::copy(x.begin(), x.end(), expected.x.begin() + u * f.rank);
   if (f.has_biases) expected.user_bias[u] = bias;
@@ -671,7 +680,8 @@ void check_fold_in(sfac_context* ctx, const sfac_sparse* ratings, const TrainCon
   // No ratings: the regularized optimum is zero (and the row is written as such).
   std::fill(x.begin(), x.end(), 5.0f);
   bias = 5.0f;
-  SFAC_ASSERT_OK(sfac_model_recalculate_user(model.get(), u, 0, nullptr, nullptr, x.data(), &bias));
+  SFAC_ASSERT_OK(sfac_model_recalculate_user(model.get(), u, 0, nullptr, nullptr, x.data(),
+                                             static_cast<int64_t>(x.size()), &bias));
   EXPECT_EQ(x, std::vector<float>(f.rank, 0.0f));
   if (f.has_biases) {
     EXPECT_EQ(bias, 0.0f);
@@ -790,7 +800,8 @@ TEST(Model, RejectsBadQueriesAndWritesNothing) {
   // recommend
   auto recommend = [&](sfac_model* mm, const int32_t* u, int n, const sfac_sparse* exclude,
                        int64_t allowed_count, const int32_t* allowed, int32_t* o, float* s) {
-    return sfac_model_recommend(mm, 3, u, n, exclude, allowed_count, allowed, o, s);
+    return sfac_model_recommend(mm, 3, u, n, exclude, allowed_count, allowed, o, s,
+                                static_cast<int64_t>(out.size()));
   };
   SFAC_EXPECT_ERROR(
       SFAC_ERR_INVALID_HANDLE, "model is NULL",
@@ -825,17 +836,21 @@ TEST(Model, RejectsBadQueriesAndWritesNothing) {
   untouched();
 
   // similar_items
-  SFAC_EXPECT_ERROR(
-      SFAC_ERR_INVALID_HANDLE, "model is NULL",
-      sfac_model_similar_items(nullptr, 3, items.data(), 4, out.data(), scores.data()));
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "model is NULL",
+                    sfac_model_similar_items(nullptr, 3, items.data(), 4, out.data(), scores.data(),
+                                             static_cast<int64_t>(out.size())));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "n = -2 must be >= 1",
-                    sfac_model_similar_items(m, 3, items.data(), -2, out.data(), scores.data()));
+                    sfac_model_similar_items(m, 3, items.data(), -2, out.data(), scores.data(),
+                                             static_cast<int64_t>(out.size())));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "items is NULL but count = 3",
-                    sfac_model_similar_items(m, 3, nullptr, 4, out.data(), scores.data()));
+                    sfac_model_similar_items(m, 3, nullptr, 4, out.data(), scores.data(),
+                                             static_cast<int64_t>(out.size())));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "out_scores is NULL",
-                    sfac_model_similar_items(m, 3, items.data(), 4, out.data(), nullptr));
+                    sfac_model_similar_items(m, 3, items.data(), 4, out.data(), nullptr,
+                                             static_cast<int64_t>(out.size())));
   SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_RANGE, "items[2] = 5 is out of range for a model with 5 items",
-                    sfac_model_similar_items(m, 3, bad_items.data(), 4, out.data(), scores.data()));
+                    sfac_model_similar_items(m, 3, bad_items.data(), 4, out.data(), scores.data(),
+                                             static_cast<int64_t>(out.size())));
   untouched();
 
   // ranking_metrics
@@ -871,7 +886,8 @@ TEST(Model, RecalculateUserRejectsBadInputsAndKeepsTheModel) {
   float bias = 777.0f;
   auto recalc = [&](sfac_model* m, int32_t user, int64_t count, const int32_t* i, const float* r,
                     float* out) {
-    return sfac_model_recalculate_user(m, user, count, i, r, out, &bias);
+    return sfac_model_recalculate_user(m, user, count, i, r, out, static_cast<int64_t>(x.size()),
+                                       &bias);
   };
   sfac_model* m = model.get();
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "model is NULL",

@@ -94,14 +94,19 @@ Snapshot snapshot(const sfac_model* model) {
   EXPECT_EQ(sfac_model_get_algorithm(model, &s.algorithm), SFAC_OK);
   s.user_factors.resize(static_cast<size_t>(s.users * s.rank));
   s.item_factors.resize(static_cast<size_t>(s.items * s.rank));
-  EXPECT_EQ(sfac_model_get_user_factors(model, s.user_factors.data()), SFAC_OK);
-  EXPECT_EQ(sfac_model_get_item_factors(model, s.item_factors.data()), SFAC_OK);
-  EXPECT_EQ(sfac_model_get_biases(model, &s.has_biases, nullptr, nullptr, nullptr), SFAC_OK);
+  EXPECT_EQ(sfac_model_get_user_factors(model, s.user_factors.data(),
+                                        static_cast<int64_t>(s.user_factors.size())),
+            SFAC_OK);
+  EXPECT_EQ(sfac_model_get_item_factors(model, s.item_factors.data(),
+                                        static_cast<int64_t>(s.item_factors.size())),
+            SFAC_OK);
+  EXPECT_EQ(sfac_model_get_biases(model, &s.has_biases, nullptr, nullptr, 0, nullptr, 0), SFAC_OK);
   if (s.has_biases) {
     s.user_bias.resize(static_cast<size_t>(s.users));
     s.item_bias.resize(static_cast<size_t>(s.items));
     EXPECT_EQ(sfac_model_get_biases(model, &s.has_biases, &s.global_mean, s.user_bias.data(),
-                                    s.item_bias.data()),
+                                    static_cast<int64_t>(s.user_bias.size()), s.item_bias.data(),
+                                    static_cast<int64_t>(s.item_bias.size())),
               SFAC_OK);
   }
   return s;
@@ -264,8 +269,8 @@ class ModelFileTest : public ::testing::Test {
     SFAC_ASSERT_OK(sfac_sparse_get_shape(ratings_.get(), nullptr, nullptr, &nnz));
     std::vector<int32_t> users(static_cast<size_t>(nnz)), items(users.size());
     std::vector<float> ratings(users.size());
-    SFAC_ASSERT_OK(
-        sfac_sparse_download_coo(ratings_.get(), users.data(), items.data(), ratings.data()));
+    SFAC_ASSERT_OK(sfac_sparse_download_coo(ratings_.get(), users.data(), items.data(),
+                                            ratings.data(), static_cast<int64_t>(users.size())));
     std::vector<float> scores(users.size()), loaded_scores(users.size());
     SFAC_ASSERT_OK(sfac_model_predict(model.get(), nnz, users.data(), items.data(), scores.data()));
     SFAC_ASSERT_OK(
@@ -292,10 +297,11 @@ class ModelFileTest : public ::testing::Test {
     std::vector<float> loaded_folded(folded.size(), 2.0f);
     float bias = 0.0f, loaded_bias = 0.0f;
     SFAC_ASSERT_OK(sfac_model_recalculate_user(model.get(), -1, fold_count, fold_items.data(),
-                                               fold_ratings.data(), folded.data(), &bias));
-    SFAC_ASSERT_OK(sfac_model_recalculate_user(loaded.get(), -1, fold_count, fold_items.data(),
-                                               fold_ratings.data(), loaded_folded.data(),
-                                               &loaded_bias));
+                                               fold_ratings.data(), folded.data(),
+                                               static_cast<int64_t>(folded.size()), &bias));
+    SFAC_ASSERT_OK(sfac_model_recalculate_user(
+        loaded.get(), -1, fold_count, fold_items.data(), fold_ratings.data(), loaded_folded.data(),
+        static_cast<int64_t>(loaded_folded.size()), &loaded_bias));
     EXPECT_TRUE(same_bits(folded, loaded_folded)) << "fold-in differs after the round trip";
     EXPECT_EQ(std::memcmp(&bias, &loaded_bias, sizeof(float)), 0);
 

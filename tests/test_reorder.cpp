@@ -42,7 +42,9 @@ std::vector<int32_t> degree_order(const sfac_sparse* m, sfac_axis axis) {
   int64_t rows = 0, cols = 0;
   EXPECT_EQ(sfac_sparse_get_shape(m, &rows, &cols, nullptr), SFAC_OK);
   std::vector<int32_t> order(static_cast<size_t>(axis == SFAC_AXIS_ROWS ? rows : cols), -1);
-  EXPECT_EQ(sfac_sparse_degree_order(m, axis, order.data()), SFAC_OK) << sfac_last_error();
+  EXPECT_EQ(sfac_sparse_degree_order(m, axis, order.data(), static_cast<int64_t>(order.size())),
+            SFAC_OK)
+      << sfac_last_error();
   return order;
 }
 
@@ -53,7 +55,9 @@ std::vector<Entry> entries(const sfac_sparse* m) {
   EXPECT_EQ(sfac_sparse_get_shape(m, nullptr, nullptr, &nnz), SFAC_OK);
   std::vector<int32_t> r(nnz), c(nnz);
   std::vector<float> v(nnz);
-  EXPECT_EQ(sfac_sparse_download_coo(m, r.data(), c.data(), v.data()), SFAC_OK);
+  EXPECT_EQ(
+      sfac_sparse_download_coo(m, r.data(), c.data(), v.data(), static_cast<int64_t>(r.size())),
+      SFAC_OK);
   std::vector<Entry> out;
   for (int64_t e = 0; e < nnz; ++e) out.emplace_back(r[e], c[e], v[e]);
   return out;
@@ -153,8 +157,10 @@ TEST(Reorder, DegreeOrderedMatrixHasNonIncreasingRowAndColumnCounts) {
   SFAC_ASSERT_OK(sfac_sparse_permute(m.get(), rows.data(), cols.data(), &raw));
   const Sparse p(raw);
   std::vector<int64_t> off(t.rows + 1), col_off(t.cols + 1);
-  SFAC_ASSERT_OK(sfac_sparse_download_csr(p.get(), off.data(), nullptr, nullptr));
-  SFAC_ASSERT_OK(sfac_sparse_download_csc(p.get(), col_off.data(), nullptr, nullptr));
+  SFAC_ASSERT_OK(sfac_sparse_download_csr(p.get(), off.data(), static_cast<int64_t>(off.size()),
+                                          nullptr, nullptr, 0));
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(
+      p.get(), col_off.data(), static_cast<int64_t>(col_off.size()), nullptr, nullptr, 0));
   for (int64_t r = 1; r < t.rows; ++r) ASSERT_GE(off[r] - off[r - 1], off[r + 1] - off[r]);
   for (int64_t c = 1; c < t.cols; ++c) {
     ASSERT_GE(col_off[c] - col_off[c - 1], col_off[c + 1] - col_off[c]);
@@ -220,14 +226,14 @@ TEST(Reorder, DensePermuteRowsAndItsInverse) {
   SFAC_ASSERT_OK(sfac_dense_permute_rows(d.get(), order.data(), &raw));
   const Dense p(raw);
   std::vector<float> got(rows * cols);
-  SFAC_ASSERT_OK(sfac_dense_download(p.get(), got.data()));
+  SFAC_ASSERT_OK(sfac_dense_download(p.get(), got.data(), static_cast<int64_t>(got.size())));
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(got[r * cols + c], data[order[r] * cols + c]);
   }
   const auto back = inverse(order);
   SFAC_ASSERT_OK(sfac_dense_permute_rows(p.get(), back.data(), &raw));
   const Dense q(raw);
-  SFAC_ASSERT_OK(sfac_dense_download(q.get(), got.data()));
+  SFAC_ASSERT_OK(sfac_dense_download(q.get(), got.data(), static_cast<int64_t>(got.size())));
   EXPECT_EQ(got, data);
 }
 
@@ -236,7 +242,7 @@ TEST(Reorder, EmptyMatricesAndEmptyLines) {
   sfac_sparse* raw = nullptr;
   SFAC_ASSERT_OK(sfac_sparse_create_coo(ctx.get(), 0, 0, 0, nullptr, nullptr, nullptr, 0, &raw));
   const Sparse empty(raw);
-  SFAC_ASSERT_OK(sfac_sparse_degree_order(empty.get(), SFAC_AXIS_ROWS, nullptr));
+  SFAC_ASSERT_OK(sfac_sparse_degree_order(empty.get(), SFAC_AXIS_ROWS, nullptr, 0));
   SFAC_ASSERT_OK(sfac_sparse_permute(empty.get(), nullptr, nullptr, &raw));
   Sparse(raw).reset();
   // Rows and columns without nonzeros come last, in index order.
@@ -256,11 +262,13 @@ TEST(Reorder, BadArgumentsNameTheProblemAndLeaveOutputsAlone) {
   const Sparse m = create_sparse(ctx.get(), t);
   std::vector<int32_t> order(3, -7);
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "matrix",
-                    sfac_sparse_degree_order(nullptr, SFAC_AXIS_ROWS, order.data()));
+                    sfac_sparse_degree_order(nullptr, SFAC_AXIS_ROWS, order.data(),
+                                             static_cast<int64_t>(order.size())));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "axis",
-                    sfac_sparse_degree_order(m.get(), static_cast<sfac_axis>(2), order.data()));
+                    sfac_sparse_degree_order(m.get(), static_cast<sfac_axis>(2), order.data(),
+                                             static_cast<int64_t>(order.size())));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "order",
-                    sfac_sparse_degree_order(m.get(), SFAC_AXIS_COLS, nullptr));
+                    sfac_sparse_degree_order(m.get(), SFAC_AXIS_COLS, nullptr, 0));
   EXPECT_EQ(order, std::vector<int32_t>(3, -7));
 
   sfac_sparse* out = reinterpret_cast<sfac_sparse*>(&order);  // must stay as it is
@@ -297,6 +305,6 @@ TEST(Reorder, BadArgumentsNameTheProblemAndLeaveOutputsAlone) {
                     sfac_dense_permute_rows(nullptr, repeat.data(), &dout));
   EXPECT_EQ(dout, dsentinel);
   std::vector<float> got(6);
-  SFAC_ASSERT_OK(sfac_dense_download(dense.get(), got.data()));
+  SFAC_ASSERT_OK(sfac_dense_download(dense.get(), got.data(), static_cast<int64_t>(got.size())));
   EXPECT_EQ(got, data);
 }

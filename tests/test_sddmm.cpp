@@ -85,7 +85,7 @@ std::vector<float> random_floats(int64_t n, float lo, float hi, std::mt19937_64&
 Sparse make_sparse(sfac_context* ctx, const Csr& m) {
   sfac_sparse* out = nullptr;
   EXPECT_EQ(sfac_sparse_create_csr(ctx, m.rows, m.cols, m.off.data(), m.col.data(), m.val.data(),
-                                   SFAC_SPARSE_DEFAULT, &out),
+                                   m.nnz(), SFAC_SPARSE_DEFAULT, &out),
             SFAC_OK)
       << sfac_last_error();
   return Sparse(out);
@@ -112,7 +112,9 @@ std::vector<float> values_of(const sfac_sparse* m) {
   int64_t nnz = 0;
   EXPECT_EQ(sfac_sparse_get_shape(m, nullptr, nullptr, &nnz), SFAC_OK);
   std::vector<float> v(static_cast<size_t>(nnz));
-  EXPECT_EQ(sfac_sparse_download_csr(m, nullptr, nullptr, v.data()), SFAC_OK);
+  EXPECT_EQ(
+      sfac_sparse_download_csr(m, nullptr, 0, nullptr, v.data(), static_cast<int64_t>(v.size())),
+      SFAC_OK);
   return v;
 }
 
@@ -615,7 +617,8 @@ TEST(SddmmCpu, NonzerosPastTwoToThe31) {
                               s.get(), 0.0f, p.get(), plan.get()));
     SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_SCALED, 1.0f, da.get(), db.get(), s.get(), 0.0f,
                               p.get(), plan.get()));
-    SFAC_ASSERT_OK(sfac_sparse_download_csr(p.get(), nullptr, nullptr, got.data()));
+    SFAC_ASSERT_OK(sfac_sparse_download_csr(p.get(), nullptr, 0, nullptr, got.data(),
+                                            static_cast<int64_t>(got.size())));
     for (int64_t i = 0; i < kHugeRows; i = next_checked_row(i)) {
       for (int64_t t = 0; t < kHugePerRow; ++t) {
         const Dot ref = reference_dot(a, b, i, huge_col(i, t), kK);

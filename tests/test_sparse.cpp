@@ -59,13 +59,15 @@ void expect_matches(const sfac_sparse* m, const Coo& coo) {
 
   std::vector<int32_t> r(nnz), c(nnz);
   std::vector<float> v(nnz);
-  SFAC_ASSERT_OK(sfac_sparse_download_coo(m, r.data(), c.data(), v.data()));
+  SFAC_ASSERT_OK(
+      sfac_sparse_download_coo(m, r.data(), c.data(), v.data(), static_cast<int64_t>(r.size())));
   for (int64_t e = 0; e < nnz; ++e) {
     ASSERT_EQ(std::make_tuple(r[e], c[e], v[e]), ref[e]) << "COO entry " << e;
   }
 
   std::vector<int64_t> offsets(rows + 1);
-  SFAC_ASSERT_OK(sfac_sparse_download_csr(m, offsets.data(), c.data(), v.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_csr(m, offsets.data(), static_cast<int64_t>(offsets.size()),
+                                          c.data(), v.data(), static_cast<int64_t>(c.size())));
   ASSERT_EQ(offsets[0], 0);
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t e = offsets[i]; e < offsets[i + 1]; ++e) {
@@ -80,7 +82,9 @@ void expect_matches(const sfac_sparse* m, const Coo& coo) {
     return std::tie(std::get<1>(x), std::get<0>(x)) < std::tie(std::get<1>(y), std::get<0>(y));
   });
   std::vector<int64_t> col_offsets(cols + 1);
-  SFAC_ASSERT_OK(sfac_sparse_download_csc(m, col_offsets.data(), r.data(), v.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(m, col_offsets.data(),
+                                          static_cast<int64_t>(col_offsets.size()), r.data(),
+                                          v.data(), static_cast<int64_t>(r.size())));
   for (int64_t j = 0; j < cols; ++j) {
     for (int64_t e = col_offsets[j]; e < col_offsets[j + 1]; ++e) {
       ASSERT_EQ(std::make_tuple(r[e], static_cast<int32_t>(j), v[e]), by_col[e]) << "CSC " << e;
@@ -93,7 +97,9 @@ std::vector<float> values_of(const sfac_sparse* m) {
   int64_t nnz = 0;
   EXPECT_EQ(sfac_sparse_get_shape(m, nullptr, nullptr, &nnz), SFAC_OK);
   std::vector<float> v(nnz);
-  EXPECT_EQ(sfac_sparse_download_csr(m, nullptr, nullptr, v.data()), SFAC_OK);
+  EXPECT_EQ(
+      sfac_sparse_download_csr(m, nullptr, 0, nullptr, v.data(), static_cast<int64_t>(v.size())),
+      SFAC_OK);
   return v;
 }
 
@@ -126,8 +132,12 @@ TEST(Sparse, CsrAndCscInputsGiveTheSameMatrixAsCoo) {
   std::vector<int64_t> ro(coo.rows + 1), co(coo.cols + 1);
   std::vector<int32_t> ci(nnz), ri(nnz);
   std::vector<float> rv(nnz), cv(nnz);
-  SFAC_ASSERT_OK(sfac_sparse_download_csr(from_coo.get(), ro.data(), ci.data(), rv.data()));
-  SFAC_ASSERT_OK(sfac_sparse_download_csc(from_coo.get(), co.data(), ri.data(), cv.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_csr(from_coo.get(), ro.data(),
+                                          static_cast<int64_t>(ro.size()), ci.data(), rv.data(),
+                                          static_cast<int64_t>(ci.size())));
+  SFAC_ASSERT_OK(sfac_sparse_download_csc(from_coo.get(), co.data(),
+                                          static_cast<int64_t>(co.size()), ri.data(), cv.data(),
+                                          static_cast<int64_t>(ri.size())));
   // Shuffle columns inside each CSR row: the library must sort them back.
   for (int64_t i = 0; i < coo.rows; ++i) {
     std::vector<std::pair<int32_t, float>> row;
@@ -137,11 +147,11 @@ TEST(Sparse, CsrAndCscInputsGiveTheSameMatrixAsCoo) {
   }
   sfac_sparse* raw = nullptr;
   SFAC_ASSERT_OK(sfac_sparse_create_csr(ctx.get(), coo.rows, coo.cols, ro.data(), ci.data(),
-                                        rv.data(), 0, &raw));
+                                        rv.data(), static_cast<int64_t>(ci.size()), 0, &raw));
   Sparse from_csr(raw);
   expect_matches(from_csr.get(), coo);
   SFAC_ASSERT_OK(sfac_sparse_create_csc(ctx.get(), coo.rows, coo.cols, co.data(), ri.data(),
-                                        cv.data(), 0, &raw));
+                                        cv.data(), static_cast<int64_t>(ri.size()), 0, &raw));
   Sparse from_csc(raw);
   expect_matches(from_csc.get(), coo);
 }
@@ -189,8 +199,10 @@ TEST(Sparse, DuplicatesAreAnErrorByDefaultAndSummedOnRequest) {
   const int32_t cols[] = {2, 1, 2};
   const float vals[] = {1, 2, 3};
   SFAC_EXPECT_ERROR(SFAC_ERR_DUPLICATE_ENTRY, "(row 1, col 2)",
-                    sfac_sparse_create_csr(ctx.get(), 4, 4, offsets, cols, vals, 0, &raw));
+                    sfac_sparse_create_csr(ctx.get(), 4, 4, offsets, cols, vals,
+                                           static_cast<int64_t>(std::size(cols)), 0, &raw));
   SFAC_ASSERT_OK(sfac_sparse_create_csr(ctx.get(), 4, 4, offsets, cols, vals,
+                                        static_cast<int64_t>(std::size(cols)),
                                         SFAC_SPARSE_SUM_DUPLICATES, &raw));
   Sparse csr_summed(raw);
   expect_matches(csr_summed.get(), Coo{4, 4, {1, 1}, {1, 2}, {2.0f, 4.0f}});
@@ -212,9 +224,11 @@ TEST(Sparse, OutOfRangeIndicesNameTheEntry) {
   const int64_t offsets[] = {0, 1, 2};
   const int32_t bad_cols[] = {0, 3};
   SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_RANGE, "col_indices[1] = 3",
-                    sfac_sparse_create_csr(ctx.get(), 2, 3, offsets, bad_cols, v, 0, &raw));
+                    sfac_sparse_create_csr(ctx.get(), 2, 3, offsets, bad_cols, v,
+                                           static_cast<int64_t>(std::size(bad_cols)), 0, &raw));
   SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_RANGE, "row_indices[1] = 3",
-                    sfac_sparse_create_csc(ctx.get(), 3, 2, offsets, bad_cols, v, 0, &raw));
+                    sfac_sparse_create_csc(ctx.get(), 3, 2, offsets, bad_cols, v,
+                                           static_cast<int64_t>(std::size(bad_cols)), 0, &raw));
   EXPECT_EQ(raw, kSentinel);
 }
 
@@ -238,12 +252,15 @@ TEST(Sparse, MalformedCompressedOffsetsAreRejected) {
   sfac_sparse* raw = kSentinel;
   const int64_t decreasing[] = {0, 2, 1, 3};
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "row_offsets[1] = 2 > row_offsets[2] = 1",
-                    sfac_sparse_create_csr(ctx.get(), 3, 2, decreasing, idx, v, 0, &raw));
+                    sfac_sparse_create_csr(ctx.get(), 3, 2, decreasing, idx, v,
+                                           static_cast<int64_t>(std::size(idx)), 0, &raw));
   const int64_t not_zero[] = {1, 2, 3, 3};
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "row_offsets[0] = 1 must be 0",
-                    sfac_sparse_create_csr(ctx.get(), 3, 2, not_zero, idx, v, 0, &raw));
+                    sfac_sparse_create_csr(ctx.get(), 3, 2, not_zero, idx, v,
+                                           static_cast<int64_t>(std::size(idx)), 0, &raw));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "col_offsets is NULL",
-                    sfac_sparse_create_csc(ctx.get(), 3, 2, nullptr, idx, v, 0, &raw));
+                    sfac_sparse_create_csc(ctx.get(), 3, 2, nullptr, idx, v,
+                                           static_cast<int64_t>(std::size(idx)), 0, &raw));
   EXPECT_EQ(raw, kSentinel);
 }
 
@@ -270,7 +287,7 @@ TEST(Sparse, BadShapesPointersAndFlagsAreRejected) {
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "matrix is NULL",
                     sfac_sparse_get_shape(nullptr, nullptr, nullptr, nullptr));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "matrix is NULL",
-                    sfac_sparse_download_coo(nullptr, nullptr, nullptr, nullptr));
+                    sfac_sparse_download_coo(nullptr, nullptr, nullptr, nullptr, 0));
   SFAC_EXPECT_STATUS(SFAC_OK, sfac_sparse_destroy(nullptr));
 }
 
@@ -329,7 +346,9 @@ TEST(Sparse, ConcurrentReadersSeeOneConsistentCsc) {
   std::vector<std::thread> threads;
   for (auto& out : results) {
     threads.emplace_back([&m, &out] {
-      EXPECT_EQ(sfac_sparse_download_csc(m.get(), nullptr, out.data(), nullptr), SFAC_OK);
+      EXPECT_EQ(sfac_sparse_download_csc(m.get(), nullptr, 0, out.data(), nullptr,
+                                         static_cast<int64_t>(out.size())),
+                SFAC_OK);
     });
   }
   for (auto& t : threads) t.join();

@@ -152,8 +152,10 @@ TEST_P(Train, AlsWith16BitFactorStorageReachesTheFloat32Error) {
     EXPECT_LT(test_rmse, 0.55);
     EXPECT_NEAR(test_rmse / reference, 1.0, 0.01) << test_rmse << " vs float32 " << reference;
     std::vector<float> users(20000 * 8), items(5000 * 8);
-    SFAC_ASSERT_OK(sfac_model_get_user_factors(model.get(), users.data()));
-    SFAC_ASSERT_OK(sfac_model_get_item_factors(model.get(), items.data()));
+    SFAC_ASSERT_OK(
+        sfac_model_get_user_factors(model.get(), users.data(), static_cast<int64_t>(users.size())));
+    SFAC_ASSERT_OK(
+        sfac_model_get_item_factors(model.get(), items.data(), static_cast<int64_t>(items.size())));
     int64_t unrounded = 0;
     for (const std::vector<float>* v : {&users, &items}) {
       for (float x : *v) unrounded += sfac::round_to_storage(x, dtype) != x;
@@ -184,8 +186,10 @@ TEST_P(Train, SgdWith16BitFactorStorageReachesTheFloat32Error) {
     EXPECT_LT(test_rmse, 0.7);
     EXPECT_LT(test_rmse / reference, 1.02) << test_rmse << " vs float32 " << reference;
     std::vector<float> users(6000 * 16), items(2000 * 16);
-    SFAC_ASSERT_OK(sfac_model_get_user_factors(model.get(), users.data()));
-    SFAC_ASSERT_OK(sfac_model_get_item_factors(model.get(), items.data()));
+    SFAC_ASSERT_OK(
+        sfac_model_get_user_factors(model.get(), users.data(), static_cast<int64_t>(users.size())));
+    SFAC_ASSERT_OK(
+        sfac_model_get_item_factors(model.get(), items.data(), static_cast<int64_t>(items.size())));
     int64_t unrounded = 0;
     for (const std::vector<float>* v : {&users, &items}) {
       for (float x : *v) unrounded += sfac::round_to_storage(x, dtype) != x;
@@ -214,7 +218,7 @@ std::vector<float> user_factors(const sfac_model* m) {
   int64_t users = 0, rank = 0;
   EXPECT_EQ(sfac_model_get_shape(m, &users, nullptr, &rank), SFAC_OK);
   std::vector<float> f(users * rank);
-  EXPECT_EQ(sfac_model_get_user_factors(m, f.data()), SFAC_OK);
+  EXPECT_EQ(sfac_model_get_user_factors(m, f.data(), static_cast<int64_t>(f.size())), SFAC_OK);
   return f;
 }
 
@@ -272,7 +276,9 @@ TEST_P(Train, SgdLossAndValidationErrorAreThoseOfTheReturnedModel) {
   std::vector<int64_t> off(static_cast<size_t>(rows) + 1);
   std::vector<int32_t> col(static_cast<size_t>(nnz));
   std::vector<float> val(static_cast<size_t>(nnz));
-  SFAC_ASSERT_OK(sfac_sparse_download_csr(data.train.get(), off.data(), col.data(), val.data()));
+  SFAC_ASSERT_OK(sfac_sparse_download_csr(data.train.get(), off.data(),
+                                          static_cast<int64_t>(off.size()), col.data(), val.data(),
+                                          static_cast<int64_t>(col.size())));
   for (int biases : {0, 1}) {
     const int64_t rank = 6;
     const double lambda_user = 0.03, lambda_item = 0.07;
@@ -290,11 +296,15 @@ TEST_P(Train, SgdLossAndValidationErrorAreThoseOfTheReturnedModel) {
     ASSERT_EQ(log.losses.size(), 3u);
     std::vector<float> p(static_cast<size_t>(rows * rank)), q(static_cast<size_t>(cols * rank));
     std::vector<float> bu(static_cast<size_t>(rows)), bi(static_cast<size_t>(cols));
-    SFAC_ASSERT_OK(sfac_model_get_user_factors(model.get(), p.data()));
-    SFAC_ASSERT_OK(sfac_model_get_item_factors(model.get(), q.data()));
+    SFAC_ASSERT_OK(
+        sfac_model_get_user_factors(model.get(), p.data(), static_cast<int64_t>(p.size())));
+    SFAC_ASSERT_OK(
+        sfac_model_get_item_factors(model.get(), q.data(), static_cast<int64_t>(q.size())));
     int has = 0;
     float mean = 0.0f;
-    SFAC_ASSERT_OK(sfac_model_get_biases(model.get(), &has, &mean, bu.data(), bi.data()));
+    SFAC_ASSERT_OK(sfac_model_get_biases(model.get(), &has, &mean, bu.data(),
+                                         static_cast<int64_t>(bu.size()), bi.data(),
+                                         static_cast<int64_t>(bi.size())));
     ASSERT_EQ(has, biases);
     double data_term = 0.0, reg = 0.0;
     std::vector<int64_t> item_count(static_cast<size_t>(cols), 0);
@@ -404,7 +414,7 @@ TEST_P(Train, AlsLossNeverIncreases) {
     EXPECT_NEAR(log.validation.back(), rmse(model.get(), data.test.get()), 1e-9);
     int has_biases = 0;
     float mean = 0;
-    SFAC_ASSERT_OK(sfac_model_get_biases(model.get(), &has_biases, &mean, nullptr, nullptr));
+    SFAC_ASSERT_OK(sfac_model_get_biases(model.get(), &has_biases, &mean, nullptr, 0, nullptr, 0));
     EXPECT_EQ(has_biases, biases);
   }
 }

@@ -65,7 +65,7 @@ void show_recommendations(const sfac_model* model, const sfac_sparse* seen) {
   const int n = 5;
   int32_t items[n];
   float scores[n];
-  SFAC_CLI_CHECK(sfac_model_recommend(model, 1, &user, n, seen, 0, nullptr, items, scores));
+  SFAC_CLI_CHECK(sfac_model_recommend(model, 1, &user, n, seen, 0, nullptr, items, scores, n));
   std::printf("\ntop-%d recommendations for user %d (already rated items excluded):\n", n, user);
   for (int i = 0; i < n; ++i) std::printf("  item %6d   score %+.3f\n", items[i], scores[i]);
 }
@@ -82,7 +82,8 @@ void show_sddmm(sfac_context* ctx, const sfac_sparse* ratings, const sfac_dense*
   int64_t nnz = 0;
   SFAC_CLI_CHECK(sfac_sparse_get_shape(residual.get(), nullptr, nullptr, &nnz));
   std::vector<float> r(static_cast<size_t>(nnz));
-  SFAC_CLI_CHECK(sfac_sparse_download_csr(residual.get(), nullptr, nullptr, r.data()));
+  SFAC_CLI_CHECK(sfac_sparse_download_csr(residual.get(), nullptr, 0, nullptr, r.data(),
+                                          static_cast<int64_t>(r.size())));
   double sq = 0.0;
   for (float x : r) sq += double{x} * x;
   const double rmse = std::sqrt(sq / static_cast<double>(std::max<int64_t>(nnz, 1)));

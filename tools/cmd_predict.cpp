@@ -56,8 +56,9 @@ std::vector<float> score_pairs(const sfac_model* model, const IdSpace& space,
   float mean = 0.0f;
   std::vector<float> user_bias(static_cast<size_t>(space.users())),
       item_bias(static_cast<size_t>(space.items()));
-  SFAC_CLI_CHECK(
-      sfac_model_get_biases(model, &has_biases, &mean, user_bias.data(), item_bias.data()));
+  SFAC_CLI_CHECK(sfac_model_get_biases(model, &has_biases, &mean, user_bias.data(),
+                                       static_cast<int64_t>(user_bias.size()), item_bias.data(),
+                                       static_cast<int64_t>(item_bias.size())));
   std::vector<float> scores(users.size());
   for (size_t i = 0, k = 0; i < users.size(); ++i) {
     if (users[i] >= 0 && items[i] >= 0) {

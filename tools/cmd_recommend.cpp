@@ -59,7 +59,8 @@ void run_recommend(const RecommendCommand& o) {
   std::vector<int32_t> items(users.size() * n);
   std::vector<float> scores(items.size());
   SFAC_CLI_CHECK(sfac_model_recommend(model.get(), static_cast<int64_t>(users.size()), users.data(),
-                                      n, exclude.get(), 0, nullptr, items.data(), scores.data()));
+                                      n, exclude.get(), 0, nullptr, items.data(), scores.data(),
+                                      static_cast<int64_t>(items.size())));
   for (size_t u = 0; u < users.size(); ++u) {
     for (size_t r = u * n; r < (u + 1) * n && items[r] >= 0; ++r) {
       std::printf("%lld %lld %.6g\n", static_cast<long long>(o.users[u]),
@@ -77,7 +78,8 @@ void run_similar(const SimilarCommand& o) {
   std::vector<int32_t> items(query.size() * n);
   std::vector<float> scores(items.size());
   SFAC_CLI_CHECK(sfac_model_similar_items(model.get(), static_cast<int64_t>(query.size()),
-                                          query.data(), n, items.data(), scores.data()));
+                                          query.data(), n, items.data(), scores.data(),
+                                          static_cast<int64_t>(items.size())));
   for (size_t q = 0; q < query.size(); ++q) {
     for (size_t r = q * n; r < (q + 1) * n && items[r] >= 0; ++r) {
       std::printf("%lld %lld %.6g\n", static_cast<long long>(o.items[q]),

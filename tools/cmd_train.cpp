@@ -93,12 +93,15 @@ Sparse without_cold_entries(sfac_context* ctx, const sfac_sparse* train, const s
   SFAC_CLI_CHECK(sfac_sparse_get_shape(train, &rows, &cols, nullptr));
   std::vector<int64_t> row_offsets(static_cast<size_t>(rows) + 1),
       col_offsets(static_cast<size_t>(cols) + 1);
-  SFAC_CLI_CHECK(sfac_sparse_download_csr(train, row_offsets.data(), nullptr, nullptr));
-  SFAC_CLI_CHECK(sfac_sparse_download_csc(train, col_offsets.data(), nullptr, nullptr));
+  SFAC_CLI_CHECK(sfac_sparse_download_csr(
+      train, row_offsets.data(), static_cast<int64_t>(row_offsets.size()), nullptr, nullptr, 0));
+  SFAC_CLI_CHECK(sfac_sparse_download_csc(
+      train, col_offsets.data(), static_cast<int64_t>(col_offsets.size()), nullptr, nullptr, 0));
   SFAC_CLI_CHECK(sfac_sparse_get_shape(test, nullptr, nullptr, &nnz));
   std::vector<int32_t> r(static_cast<size_t>(nnz)), c(static_cast<size_t>(nnz));
   std::vector<float> v(static_cast<size_t>(nnz));
-  SFAC_CLI_CHECK(sfac_sparse_download_coo(test, r.data(), c.data(), v.data()));
+  SFAC_CLI_CHECK(
+      sfac_sparse_download_coo(test, r.data(), c.data(), v.data(), static_cast<int64_t>(v.size())));
   int64_t kept = 0;
   for (int64_t e = 0; e < nnz; ++e) {
     if (row_offsets[r[e] + 1] == row_offsets[r[e]] || col_offsets[c[e] + 1] == col_offsets[c[e]]) {

@@ -25,7 +25,7 @@ std::vector<int64_t> get_ids(sfac_idmap* map) {
   int64_t size = 0;
   SFAC_CLI_CHECK(sfac_idmap_get_size(map, &size));
   std::vector<int64_t> ids(static_cast<size_t>(size));
-  SFAC_CLI_CHECK(sfac_idmap_get_ids(map, ids.data()));
+  SFAC_CLI_CHECK(sfac_idmap_get_ids(map, ids.data(), static_cast<int64_t>(ids.size())));
   return ids;
 }
 
@@ -151,7 +151,8 @@ SpaceRatings read_in_space(sfac_context* ctx, const std::string& path, const Rea
   }
   std::vector<int32_t> rows(static_cast<size_t>(r.nnz)), cols(static_cast<size_t>(r.nnz));
   std::vector<float> values(static_cast<size_t>(r.nnz));
-  SFAC_CLI_CHECK(sfac_sparse_download_coo(r.matrix.get(), rows.data(), cols.data(), values.data()));
+  SFAC_CLI_CHECK(sfac_sparse_download_coo(r.matrix.get(), rows.data(), cols.data(), values.data(),
+                                          static_cast<int64_t>(values.size())));
   SpaceRatings out;
   for (int64_t e = 0; e < r.nnz; ++e) {
     const int32_t u = row_to_user[rows[e]], i = col_to_item[cols[e]];

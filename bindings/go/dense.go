@@ -136,7 +136,7 @@ func (m *DenseMatrix) Data() ([]float32, error) {
 		return nil, err
 	}
 	data := floats(rows * cols)
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_dense_download(h, data) })
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_dense_download(h, data, int64(len(data))) })
 	return data, err
 }
 

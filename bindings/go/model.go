@@ -108,7 +108,7 @@ func (m *Model) UserFactors() ([]float32, error) {
 		return nil, err
 	}
 	out := floats(users * rank)
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_user_factors(h, out) })
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_user_factors(h, out, int64(len(out))) })
 	return out, err
 }
 
@@ -124,7 +124,7 @@ func (m *Model) ItemFactors() ([]float32, error) {
 		return nil, err
 	}
 	out := floats(items * rank)
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_item_factors(h, out) })
+	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_item_factors(h, out, int64(len(out))) })
 	return out, err
 }
 
@@ -184,7 +184,9 @@ func (m *Model) Biases() (b Biases, ok bool, err error) {
 	}
 	has, mean := []int32{0}, []float32{0}
 	b.User, b.Item = floats(users), floats(items)
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_model_get_biases(h, has, mean, b.User, b.Item) })
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_model_get_biases(h, has, mean, b.User, int64(len(b.User)), b.Item, int64(len(b.Item)))
+	})
 	if err != nil || has[0] == 0 {
 		return Biases{}, false, err
 	}
@@ -295,7 +297,7 @@ func (m *Model) Recommend(users []int32, n int, opts RecommendOptions) ([][]Item
 	scores := floats(len(users) * n)
 	err = call(func() capi.Enum_SS_sfac_status {
 		return capi.Sfac_model_recommend(h, int64(len(users)), nonNil(users), n, eh, int64(len(opts.Allowed)),
-			opts.Allowed, items, scores)
+			opts.Allowed, items, scores, sharedCapacity(len(items), len(scores)))
 	})
 	if err != nil {
 		return nil, err
@@ -317,7 +319,8 @@ func (m *Model) SimilarItems(items []int32, n int) ([][]ItemScore, error) {
 	outItems := int32s(len(items) * n)
 	scores := floats(len(items) * n)
 	err = call(func() capi.Enum_SS_sfac_status {
-		return capi.Sfac_model_similar_items(h, int64(len(items)), nonNil(items), n, outItems, scores)
+		return capi.Sfac_model_similar_items(h, int64(len(items)), nonNil(items), n, outItems, scores,
+			sharedCapacity(len(outItems), len(scores)))
 	})
 	if err != nil {
 		return nil, err
@@ -362,7 +365,8 @@ func (m *Model) RecalculateUser(user int32, items []int32, ratings []float32) (f
 	factors = floats(rank)
 	b := []float32{0}
 	err = call(func() capi.Enum_SS_sfac_status {
-		return capi.Sfac_model_recalculate_user(h, int(user), int64(len(items)), nonNil(items), nonNilF(ratings), factors, b)
+		return capi.Sfac_model_recalculate_user(h, int(user), int64(len(items)), nonNil(items), nonNilF(ratings),
+			factors, int64(len(factors)), b)
 	})
 	if err != nil {
 		return nil, 0, err

@@ -99,7 +99,8 @@ func FromCSR(ctx *Context, rows, cols int, rowOffsets []int64, colIdx []int32, v
 	return fromCompressed(ctx, compressedForm{"FromCSR", "rows", "row offsets", "column indices", rows},
 		rowOffsets, colIdx, values,
 		func(c capi.SwigcptrStruct_SS_sfac_context, h *uintptr) capi.Enum_SS_sfac_status {
-			return capi.Sfac_sparse_create_csr(c, int64(rows), int64(cols), rowOffsets, nonNil(colIdx), values, uint(flags), h)
+			return capi.Sfac_sparse_create_csr(c, int64(rows), int64(cols), rowOffsets, nonNil(colIdx), values,
+				int64(len(colIdx)), uint(flags), h)
 		})
 }
 
@@ -110,7 +111,8 @@ func FromCSC(ctx *Context, rows, cols int, colOffsets []int64, rowIdx []int32, v
 	return fromCompressed(ctx, compressedForm{"FromCSC", "columns", "column offsets", "row indices", cols},
 		colOffsets, rowIdx, values,
 		func(c capi.SwigcptrStruct_SS_sfac_context, h *uintptr) capi.Enum_SS_sfac_status {
-			return capi.Sfac_sparse_create_csc(c, int64(rows), int64(cols), colOffsets, nonNil(rowIdx), values, uint(flags), h)
+			return capi.Sfac_sparse_create_csc(c, int64(rows), int64(cols), colOffsets, nonNil(rowIdx), values,
+				int64(len(rowIdx)), uint(flags), h)
 		})
 }
 
@@ -122,7 +124,8 @@ type compressedForm struct {
 }
 
 // fromCompressed checks the lengths of CSR/CSC arrays against each other (the library cannot
-// see a Go slice's length) and then creates the matrix with create.
+// see a Go slice's length; create passes it len(indices) as nnz, which it checks against the
+// offsets) and then creates the matrix with create.
 func fromCompressed(ctx *Context, f compressedForm, offsets []int64, indices []int32, values []float32,
 	create func(capi.SwigcptrStruct_SS_sfac_context, *uintptr) capi.Enum_SS_sfac_status) (*SparseMatrix, error) {
 	c, err := ctx.acquire()
@@ -258,7 +261,7 @@ func (m *IDMap) IDs() ([]int64, error) {
 		return nil, err
 	}
 	ids := int64s(n)
-	if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_get_ids(h, ids) }); err != nil {
+	if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_idmap_get_ids(h, ids, int64(len(ids))) }); err != nil {
 		return nil, err
 	}
 	return ids, nil
@@ -315,7 +318,9 @@ func (m *SparseMatrix) ToCOO() (rowIdx, colIdx []int32, values []float32, err er
 		return nil, nil, nil, err
 	}
 	rowIdx, colIdx, values = int32s(nnz), int32s(nnz), floats(nnz)
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_coo(h, rowIdx, colIdx, values) })
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_sparse_download_coo(h, rowIdx, colIdx, values, sharedCapacity(len(rowIdx), len(colIdx), len(values)))
+	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -335,7 +340,9 @@ func (m *SparseMatrix) ToCSR() (rowOffsets []int64, colIdx []int32, values []flo
 		return nil, nil, nil, err
 	}
 	rowOffsets, colIdx, values = int64s(rows+1), int32s(nnz), floats(nnz)
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_csr(h, rowOffsets, colIdx, values) })
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_sparse_download_csr(h, rowOffsets, int64(len(rowOffsets)), colIdx, values, sharedCapacity(len(colIdx), len(values)))
+	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -355,7 +362,9 @@ func (m *SparseMatrix) ToCSC() (colOffsets []int64, rowIdx []int32, values []flo
 		return nil, nil, nil, err
 	}
 	colOffsets, rowIdx, values = int64s(cols+1), int32s(nnz), floats(nnz)
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_csc(h, colOffsets, rowIdx, values) })
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_sparse_download_csc(h, colOffsets, int64(len(colOffsets)), rowIdx, values, sharedCapacity(len(rowIdx), len(values)))
+	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -374,7 +383,9 @@ func (m *SparseMatrix) Values() ([]float32, error) {
 		return nil, err
 	}
 	values := floats(nnz)
-	err = call(func() capi.Enum_SS_sfac_status { return capi.Sfac_sparse_download_coo(h, nil, nil, values) })
+	err = call(func() capi.Enum_SS_sfac_status {
+		return capi.Sfac_sparse_download_coo(h, nil, nil, values, int64(len(values)))
+	})
 	return values, err
 }
 
@@ -447,7 +458,7 @@ func (m *SparseMatrix) DegreeOrder(axis Axis) ([]int32, error) {
 	}
 	order := int32s(n)
 	err = call(func() capi.Enum_SS_sfac_status {
-		return capi.Sfac_sparse_degree_order(h, capi.Enum_SS_sfac_axis(axis), order)
+		return capi.Sfac_sparse_degree_order(h, capi.Enum_SS_sfac_axis(axis), order, int64(len(order)))
 	})
 	if err != nil {
 		return nil, err

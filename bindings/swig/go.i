@@ -2,7 +2,9 @@
  * Go typemaps for sparsefac.i (swig -go -cgo -intgosize 64), used by bindings/go/internal/capi.
  *
  * The generated layer is internal: the idiomatic package bindings/go wraps it, checks slice
- * lengths against the shapes the C API assumes, and turns statuses into *sparsefac.Error.
+ * lengths against the shapes the C API assumes, passes each output slice's length as the
+ * capacity the C API takes for it (and an input slice's length as nnz where it takes one), and
+ * turns statuses into *sparsefac.Error.
  *
  * - Numeric pointers become Go slices of the same element type. The C side receives the slice's
  *   backing array directly (no copy): cgo allows this because the elements hold no Go pointers,

@@ -14,7 +14,9 @@
  *   Get<Type>ArrayElements (never element by element). Inputs are released with JNI_ABORT (no
  *   copy back), outputs with mode 0. A null array becomes NULL, which the C API rejects with its
  *   own message wherever NULL is not allowed. Lengths are checked by the Java layer, which knows
- *   the shapes.
+ *   the shapes. The C API's capacities and counts (int64_t, in elements) stay separate long
+ *   arguments: the Java layer passes each array's own length (.length; 0 for a null array), so
+ *   the library's own check guards every pinned buffer it writes or reads.
  * - The epoch callback: a listener state (JavaVM*, global reference to the Java target, the
  *   pending Java exception) is created and destroyed by the Java layer, which passes its address
  *   as user_data; the trampoline attaches the calling thread when needed, calls the target, and

@@ -8,8 +8,9 @@
  * - Output handles (`sfac_x** out`) come back as opaque pointers; the package owns them and
  *   destroys them explicitly, so no SWIG proxy ever frees anything.
  * - Arrays cross through the buffer protocol without copies: inputs need a C-contiguous buffer
- *   of the right item size, outputs a writable one that the caller allocated. The C API cannot
- *   check lengths, so the package sizes every buffer before the call.
+ *   of the right item size, outputs a writable one that the caller allocated. The capacity and
+ *   count arguments stay explicit: the package passes each buffer's real length (a too-small
+ *   output raises BufferTooSmallError naming the array) and sizes the rest before the call.
  * - Long calls release the GIL; the epoch-callback trampoline takes it back.
  */
 

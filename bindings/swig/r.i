@@ -18,6 +18,11 @@
  * - Non-const pointers are outputs: the R argument is the element count to allocate (0 passes
  *   NULL, for the outputs the library lets callers skip); the converted vector is appended to
  *   the result. Callers size them from shape queries.
+ * - Output capacities (the C API's `capacity`, `offsets_capacity`, ... after its output arrays)
+ *   never cross: each such function is wrapped through a shim below (sfac_r_<name>, wrapped as
+ *   native_<name> in its place) that passes, for every array, the element count the wrapper
+ *   allocated for it, so a count too small for the call is SFAC_ERR_BUFFER_TOO_SMALL from the
+ *   library and never an overrun.
  * - int64 and uint64 scalars and arrays cross as doubles: integral and |x| <= 2^53, else an R
  *   error before the library is called.
  * - The epoch callback: sfac_r_epoch_trampoline evaluates an R function with R_tryEval; an R
@@ -80,17 +85,46 @@ static const int* sfac_r_int32_array(SEXP x, const char* name) {
   return INTEGER(x);
 }
 
+/* An output buffer is preceded by a header holding its element count (sfac_r_out_length);
+ * 16 bytes keep the elements as aligned as R_alloc's block. */
+#define SFAC_R_OUT_HEADER 16
+
 /* Scratch for an output array of `count` elements; 0 means "not wanted" (NULL). */
 static void* sfac_r_out_buffer(SEXP count, size_t elem, const char* name, R_xlen_t* n) {
   int64_t c = sfac_r_to_int64(count, name);
-  void* buffer;
+  char* block;
   if (c < 0) Rf_error("%s: negative output length", name);
   *n = (R_xlen_t)c;
   if (c == 0) return NULL;
   /* Zeroed: outputs the library leaves unwritten (a bias of a model without biases) read 0. */
-  buffer = R_alloc((size_t)c, elem);
-  memset(buffer, 0, (size_t)c * elem);
-  return buffer;
+  block = R_alloc((size_t)c * elem + SFAC_R_OUT_HEADER, 1);
+  memset(block, 0, (size_t)c * elem + SFAC_R_OUT_HEADER);
+  memcpy(block, &c, sizeof c);
+  return block + SFAC_R_OUT_HEADER;
+}
+
+/* The element count sfac_r_out_buffer allocated for `buffer`: the capacity the library gets for
+ * it (0 for NULL, whose capacity the library ignores). */
+static int64_t sfac_r_out_length(const void* buffer) {
+  int64_t c = 0;
+  if (buffer) memcpy(&c, (const char*)buffer - SFAC_R_OUT_HEADER, sizeof c);
+  return c;
+}
+
+/* The capacity of output arrays that share one: the shortest of those allocated (NULL, i.e.
+ * skipped, arrays aside; 0 when all are skipped). */
+static int64_t sfac_r_shared_capacity(const void* a, const void* b, const void* c) {
+  const void* arrays[3];
+  int64_t capacity = -1;
+  int i;
+  arrays[0] = a;
+  arrays[1] = b;
+  arrays[2] = c;
+  for (i = 0; i < 3; ++i) {
+    if (arrays[i] && (capacity < 0 || sfac_r_out_length(arrays[i]) < capacity))
+      capacity = sfac_r_out_length(arrays[i]);
+  }
+  return capacity < 0 ? 0 : capacity;
 }
 
 /* Stores an output after the status and the outputs before it (slots start as NULL and every
@@ -359,6 +393,119 @@ SFAC_R_OUT(sfac_sddmm_algorithm, sfac_r_out_int)
   }
 %}
 %typemap(scoercein) (sfac_epoch_callback callback, void* user_data) ""
+
+/* ---- Output capacities: shims ----
+ *
+ * Each C function that takes the capacities of its output arrays is wrapped through a shim with
+ * the same parameters less the capacities, named native_<name> like the function it replaces
+ * (whose generated wrapper is dropped). The shim passes each array's allocated length
+ * (sfac_r_out_length), or for arrays that share a capacity their shortest allocated length, as
+ * the C API's rule asks: the real buffer length, never a recomputed size. The output arrays go
+ * through the SFAC_R_OUT typemaps above like any other; a single-element output without a
+ * capacity (has_biases, global_mean, bias) is non-NULL only with a count of at least 1.
+ * The axis of sfac_sparse_degree_order crosses as an int (the enum's value). */
+
+%define SFAC_R_CAPACITY_SHIM(NAME)
+%ignore sfac_##NAME;
+%rename(native_##NAME) sfac_r_##NAME;
+%enddef
+
+SFAC_R_CAPACITY_SHIM(sparse_download_coo)
+SFAC_R_CAPACITY_SHIM(sparse_download_csr)
+SFAC_R_CAPACITY_SHIM(sparse_download_csc)
+SFAC_R_CAPACITY_SHIM(sparse_degree_order)
+SFAC_R_CAPACITY_SHIM(sparse_download_bals)
+SFAC_R_CAPACITY_SHIM(dense_download)
+SFAC_R_CAPACITY_SHIM(idmap_get_ids)
+SFAC_R_CAPACITY_SHIM(model_get_user_factors)
+SFAC_R_CAPACITY_SHIM(model_get_item_factors)
+SFAC_R_CAPACITY_SHIM(model_get_biases)
+SFAC_R_CAPACITY_SHIM(model_recommend)
+SFAC_R_CAPACITY_SHIM(model_similar_items)
+SFAC_R_CAPACITY_SHIM(model_recalculate_user)
+
+%inline %{
+sfac_status sfac_r_sparse_download_coo(const sfac_sparse* matrix, int32_t* row_indices,
+                                       int32_t* col_indices, float* values) {
+  return sfac_sparse_download_coo(matrix, row_indices, col_indices, values,
+                                  sfac_r_shared_capacity(row_indices, col_indices, values));
+}
+
+sfac_status sfac_r_sparse_download_csr(const sfac_sparse* matrix, int64_t* row_offsets,
+                                       int32_t* col_indices, float* values) {
+  return sfac_sparse_download_csr(matrix, row_offsets, sfac_r_out_length(row_offsets),
+                                  col_indices, values,
+                                  sfac_r_shared_capacity(col_indices, values, NULL));
+}
+
+sfac_status sfac_r_sparse_download_csc(const sfac_sparse* matrix, int64_t* col_offsets,
+                                       int32_t* row_indices, float* values) {
+  return sfac_sparse_download_csc(matrix, col_offsets, sfac_r_out_length(col_offsets),
+                                  row_indices, values,
+                                  sfac_r_shared_capacity(row_indices, values, NULL));
+}
+
+sfac_status sfac_r_sparse_degree_order(const sfac_sparse* matrix, int axis, int32_t* order) {
+  return sfac_sparse_degree_order(matrix, (sfac_axis)axis, order, sfac_r_out_length(order));
+}
+
+sfac_status sfac_r_sparse_download_bals(const sfac_sparse* matrix, int64_t tile_rows,
+                                        int64_t tile_cols, uint32_t flags, int64_t* tile_ptr,
+                                        int32_t* tile_col, int64_t* seg_ptr, int32_t* seg_col,
+                                        float* values, int32_t* row_order, int32_t* col_order) {
+  return sfac_sparse_download_bals(
+      matrix, tile_rows, tile_cols, flags, tile_ptr, sfac_r_out_length(tile_ptr), tile_col,
+      sfac_r_out_length(tile_col), seg_ptr, sfac_r_out_length(seg_ptr), seg_col, values,
+      sfac_r_shared_capacity(seg_col, values, NULL), row_order, sfac_r_out_length(row_order),
+      col_order, sfac_r_out_length(col_order));
+}
+
+sfac_status sfac_r_dense_download(const sfac_dense* matrix, float* data) {
+  return sfac_dense_download(matrix, data, sfac_r_out_length(data));
+}
+
+sfac_status sfac_r_idmap_get_ids(const sfac_idmap* map, int64_t* original_ids) {
+  return sfac_idmap_get_ids(map, original_ids, sfac_r_out_length(original_ids));
+}
+
+sfac_status sfac_r_model_get_user_factors(const sfac_model* model, float* out) {
+  return sfac_model_get_user_factors(model, out, sfac_r_out_length(out));
+}
+
+sfac_status sfac_r_model_get_item_factors(const sfac_model* model, float* out) {
+  return sfac_model_get_item_factors(model, out, sfac_r_out_length(out));
+}
+
+sfac_status sfac_r_model_get_biases(const sfac_model* model, int* has_biases, float* global_mean,
+                                    float* user_biases, float* item_biases) {
+  return sfac_model_get_biases(model, has_biases, global_mean, user_biases,
+                               sfac_r_out_length(user_biases), item_biases,
+                               sfac_r_out_length(item_biases));
+}
+
+sfac_status sfac_r_model_recommend(const sfac_model* model, int64_t count, const int32_t* users,
+                                   int n, const sfac_sparse* exclude, int64_t allowed_count,
+                                   const int32_t* allowed_items, int32_t* out_items,
+                                   float* out_scores) {
+  return sfac_model_recommend(model, count, users, n, exclude, allowed_count, allowed_items,
+                              out_items, out_scores,
+                              sfac_r_shared_capacity(out_items, out_scores, NULL));
+}
+
+sfac_status sfac_r_model_similar_items(const sfac_model* model, int64_t count,
+                                       const int32_t* items, int n, int32_t* out_items,
+                                       float* out_scores) {
+  return sfac_model_similar_items(model, count, items, n, out_items, out_scores,
+                                  sfac_r_shared_capacity(out_items, out_scores, NULL));
+}
+
+sfac_status sfac_r_model_recalculate_user(sfac_model* model, int32_t user, int64_t count,
+                                          const int32_t* items, const float* ratings,
+                                          float* factors, float* bias) {
+  return sfac_model_recalculate_user(model, user, count, items, ratings, factors,
+                                     sfac_r_out_length(factors), bias);
+}
+%}
 
 /* ---- Lifetime helpers for the idiomatic layer ---- */
 

@@ -49,7 +49,8 @@ int main(void) {
 
   /* P = 1 * dot(A[i,:], B[j,:]) * S_ij + 0 * P_ij; no plan (NULL): analysed on the fly. */
   CHECK(sfac_sddmm(ctx, SFAC_SDDMM_SCALED, 1.0f, da, db, s, 0.0f, p, NULL));
-  CHECK(sfac_sparse_download_coo(p, out_rows, out_cols, out_vals)); /* sorted by (row, col) */
+  /* Sorted by (row, col); the last argument is the capacity of each array, in elements. */
+  CHECK(sfac_sparse_download_coo(p, out_rows, out_cols, out_vals, NNZ));
 
   for (int e = 0; e < NNZ; ++e) {
     const int i = out_rows[e], j = out_cols[e];

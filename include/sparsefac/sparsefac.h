@@ -30,11 +30,11 @@
 /* ---- Version ------------------------------------------------------------------------------ */
 
 #define SFAC_VERSION_MAJOR 0
-#define SFAC_VERSION_MINOR 1
+#define SFAC_VERSION_MINOR 2
 #define SFAC_VERSION_PATCH 0
 #define SFAC_VERSION_NUMBER \
   (SFAC_VERSION_MAJOR * 10000 + SFAC_VERSION_MINOR * 100 + SFAC_VERSION_PATCH)
-#define SFAC_VERSION_STRING "0.1.0"
+#define SFAC_VERSION_STRING "0.2.0"
 
 /* ---- Export ------------------------------------------------------------------------------- */
 
@@ -174,15 +174,18 @@ SFAC_API sfac_status sfac_sparse_create_coo(sfac_context* ctx, int64_t rows, int
                                             uint32_t flags, sfac_sparse** out);
 
 /* Creates a matrix from host CSR: row_offsets has rows + 1 entries, starts at 0 and never
- * decreases; nnz = row_offsets[rows]. Columns within a row may be unsorted. */
+ * decreases; col_indices and values hold nnz entries, and row_offsets[rows] must equal nnz
+ * (else SFAC_ERR_INVALID_ARGUMENT). Columns within a row may be unsorted. */
 SFAC_API sfac_status sfac_sparse_create_csr(sfac_context* ctx, int64_t rows, int64_t cols,
                                             const int64_t* row_offsets, const int32_t* col_indices,
-                                            const float* values, uint32_t flags, sfac_sparse** out);
+                                            const float* values, int64_t nnz, uint32_t flags,
+                                            sfac_sparse** out);
 
-/* Creates a matrix from host CSC: col_offsets has cols + 1 entries. */
+/* Creates a matrix from host CSC: col_offsets has cols + 1 entries, col_offsets[cols] = nnz. */
 SFAC_API sfac_status sfac_sparse_create_csc(sfac_context* ctx, int64_t rows, int64_t cols,
                                             const int64_t* col_offsets, const int32_t* row_indices,
-                                            const float* values, uint32_t flags, sfac_sparse** out);
+                                            const float* values, int64_t nnz, uint32_t flags,
+                                            sfac_sparse** out);
 
 /* Creates a matrix that shares the pattern of `pattern` and has its own values (in the canonical
  * row-major order; NULL = all zeros). The natural output of sfac_sddmm. */
@@ -197,13 +200,22 @@ SFAC_API sfac_status sfac_sparse_get_shape(const sfac_sparse* matrix, int64_t* r
 
 /* Downloads into caller-allocated arrays; any of them may be NULL to skip it.
  * COO: nnz entries each, sorted by (row, col). CSR: row_offsets has rows + 1 entries.
- * CSC: col_offsets has cols + 1 entries, entries sorted by (col, row). */
+ * CSC: col_offsets has cols + 1 entries, entries sorted by (col, row).
+ *
+ * Capacities. Every call that writes into caller arrays takes their capacity in elements
+ * (`capacity` for the arrays listed before it that share one length, `offsets_capacity` and the
+ * like for the others; ignored for a NULL array). A capacity below what the call must write is
+ * SFAC_ERR_BUFFER_TOO_SMALL, with the array and the elements it needs in sfac_last_error(), and
+ * nothing is written; a negative capacity is SFAC_ERR_INVALID_ARGUMENT. */
 SFAC_API sfac_status sfac_sparse_download_coo(const sfac_sparse* matrix, int32_t* row_indices,
-                                              int32_t* col_indices, float* values);
+                                              int32_t* col_indices, float* values,
+                                              int64_t capacity);
 SFAC_API sfac_status sfac_sparse_download_csr(const sfac_sparse* matrix, int64_t* row_offsets,
-                                              int32_t* col_indices, float* values);
+                                              int64_t offsets_capacity, int32_t* col_indices,
+                                              float* values, int64_t capacity);
 SFAC_API sfac_status sfac_sparse_download_csc(const sfac_sparse* matrix, int64_t* col_offsets,
-                                              int32_t* row_indices, float* values);
+                                              int64_t offsets_capacity, int32_t* row_indices,
+                                              float* values, int64_t capacity);
 
 /* Replaces the values (nnz of them, row-major order); they must be finite. */
 SFAC_API sfac_status sfac_sparse_set_values(sfac_sparse* matrix, const float* values);
@@ -219,7 +231,7 @@ typedef enum sfac_axis SFAC_ENUM_BASE { SFAC_AXIS_ROWS = 0, SFAC_AXIS_COLS = 1 }
  * power-law data (ratings, graphs) for load balance and cache reuse. Computed where the matrix
  * lives (CUDA: a radix sort on the device; only `order` comes back). */
 SFAC_API sfac_status sfac_sparse_degree_order(const sfac_sparse* matrix, sfac_axis axis,
-                                              int32_t* order);
+                                              int32_t* order, int64_t capacity);
 
 /* A new matrix with renumbered rows and columns: its row r is row row_order[r] of `matrix` and
  * its column c is column col_order[c], i.e. entry (row_order[r], col_order[c]) moves to (r, c)
@@ -275,15 +287,18 @@ SFAC_API sfac_status sfac_sparse_bals_sizes(const sfac_sparse* matrix, int64_t t
  *   values     nnz entries: values, tile by tile, segment by segment, by column within a segment
  *   row_order  rows entries: row_order[r'] = original row of reordered row r'
  *   col_order  cols entries: col_order[c'] = original column of reordered column c'
- * Any array may be NULL to skip it. */
-SFAC_API sfac_status sfac_sparse_download_bals(const sfac_sparse* matrix, int64_t tile_rows,
-                                               int64_t tile_cols, uint32_t flags,
-                                               int64_t* tile_ptr, int32_t* tile_col,
-                                               int64_t* seg_ptr, int32_t* seg_col, float* values,
-                                               int32_t* row_order, int32_t* col_order);
+ * Any array may be NULL to skip it. Each array's capacity follows it (seg_col and values share
+ * `capacity`). */
+SFAC_API sfac_status sfac_sparse_download_bals(
+    const sfac_sparse* matrix, int64_t tile_rows, int64_t tile_cols, uint32_t flags,
+    int64_t* tile_ptr, int64_t tile_ptr_capacity, int32_t* tile_col, int64_t tile_col_capacity,
+    int64_t* seg_ptr, int64_t seg_ptr_capacity, int32_t* seg_col, float* values, int64_t capacity,
+    int32_t* row_order, int64_t row_order_capacity, int32_t* col_order,
+    int64_t col_order_capacity);
 
 /* Creates a matrix from its BALS arrays (as sfac_sparse_download_bals writes them, with the
- * lengths listed there; nnz = seg_ptr[tiles * tile_rows]). The tile sizes must be given, >= 1.
+ * lengths listed there; tile_col holds tile_col_count = tile_ptr[tiles] entries, seg_col and
+ * values nnz = seg_ptr[tiles * tile_rows]: each count must match its pointer array). The tile sizes must be given, >= 1.
  * tile_ptr and seg_ptr are required; tile_col may be NULL only when tile_ptr[tiles] = 0 and
  * seg_col only when nnz = 0. Every pointer, offset and index is checked: tile_ptr and seg_ptr
  * start at 0 and never decrease, tile_ptr[tiles] <= nnz and no tile lists more columns than it
@@ -296,12 +311,11 @@ SFAC_API sfac_status sfac_sparse_download_bals(const sfac_sparse* matrix, int64_
  * SFAC_ERR_DUPLICATE_ENTRY for a repeated entry, SFAC_ERR_INVALID_VALUE for a non-finite value),
  * its message naming the array, the tile or segment and the position; *out is then untouched.
  * The matrix is stored in the original numbering (the permutations undone), like any other. */
-SFAC_API sfac_status sfac_sparse_create_bals(sfac_context* ctx, int64_t rows, int64_t cols,
-                                             int64_t tile_rows, int64_t tile_cols,
-                                             const int64_t* tile_ptr, const int32_t* tile_col,
-                                             const int64_t* seg_ptr, const int32_t* seg_col,
-                                             const float* values, const int32_t* row_order,
-                                             const int32_t* col_order, sfac_sparse** out);
+SFAC_API sfac_status sfac_sparse_create_bals(
+    sfac_context* ctx, int64_t rows, int64_t cols, int64_t tile_rows, int64_t tile_cols,
+    const int64_t* tile_ptr, const int32_t* tile_col, int64_t tile_col_count,
+    const int64_t* seg_ptr, const int32_t* seg_col, const float* values, int64_t nnz,
+    const int32_t* row_order, const int32_t* col_order, sfac_sparse** out);
 
 /* ---- Dense matrices ----------------------------------------------------------------------- */
 
@@ -322,8 +336,9 @@ SFAC_API sfac_status sfac_dense_get_shape(const sfac_dense* matrix, int64_t* row
 SFAC_API sfac_status sfac_dense_get_dtype(const sfac_dense* matrix, sfac_dtype* out);
 /* Replaces the contents with rows * cols finite floats. */
 SFAC_API sfac_status sfac_dense_upload(sfac_dense* matrix, const float* data);
-/* Copies the contents (converted to float) into rows * cols floats. */
-SFAC_API sfac_status sfac_dense_download(const sfac_dense* matrix, float* data);
+/* Copies the contents (converted to float) into rows * cols floats (capacity: see "Capacities"
+ * above sfac_sparse_download_coo). */
+SFAC_API sfac_status sfac_dense_download(const sfac_dense* matrix, float* data, int64_t capacity);
 /* A new matrix of the same dtype whose row r is row order[r] of `matrix`; order (rows entries)
  * must hold every row index exactly once. The inverse permutation (inverse[order[r]] = r) undoes
  * it, e.g. to return factors trained on a permuted matrix to the original numbering. */
@@ -368,7 +383,8 @@ SFAC_API sfac_status sfac_write_matrix_market(const sfac_sparse* matrix, const c
 SFAC_API sfac_status sfac_idmap_destroy(sfac_idmap* map);
 SFAC_API sfac_status sfac_idmap_get_size(const sfac_idmap* map, int64_t* out);
 /* original_ids[i] = the file's id of index i, for all size() indices. */
-SFAC_API sfac_status sfac_idmap_get_ids(const sfac_idmap* map, int64_t* original_ids);
+SFAC_API sfac_status sfac_idmap_get_ids(const sfac_idmap* map, int64_t* original_ids,
+                                        int64_t capacity);
 /* indices[i] = index of original_ids[i], or -1 when the id did not occur in the file. */
 SFAC_API sfac_status sfac_idmap_lookup(const sfac_idmap* map, int64_t count,
                                        const int64_t* original_ids, int32_t* indices);
@@ -576,14 +592,18 @@ SFAC_API sfac_status sfac_model_destroy(sfac_model* model);
 SFAC_API sfac_status sfac_model_get_shape(const sfac_model* model, int64_t* users, int64_t* items,
                                           int64_t* rank);
 SFAC_API sfac_status sfac_model_get_algorithm(const sfac_model* model, sfac_algorithm* out);
-/* users x rank and items x rank row-major floats. */
-SFAC_API sfac_status sfac_model_get_user_factors(const sfac_model* model, float* out);
-SFAC_API sfac_status sfac_model_get_item_factors(const sfac_model* model, float* out);
+/* users x rank and items x rank row-major floats. Every model call that writes into caller
+ * arrays takes their capacity in elements, as described above sfac_sparse_download_coo. */
+SFAC_API sfac_status sfac_model_get_user_factors(const sfac_model* model, float* out,
+                                                 int64_t capacity);
+SFAC_API sfac_status sfac_model_get_item_factors(const sfac_model* model, float* out,
+                                                 int64_t capacity);
 /* Biases: *has_biases = 0 when the model has none (then nothing else is written). global_mean
  * is one float, user_biases users floats, item_biases items floats; each may be NULL. */
 SFAC_API sfac_status sfac_model_get_biases(const sfac_model* model, int* has_biases,
                                            float* global_mean, float* user_biases,
-                                           float* item_biases);
+                                           int64_t user_capacity, float* item_biases,
+                                           int64_t item_capacity);
 /* Root mean square and mean absolute error on the nonzeros of `ratings` (either may be NULL). */
 SFAC_API sfac_status sfac_model_evaluate(const sfac_model* model, const sfac_sparse* ratings,
                                          double* rmse, double* mae);
@@ -612,13 +632,14 @@ SFAC_API sfac_status sfac_model_ranking_metrics(const sfac_model* model, const s
 SFAC_API sfac_status sfac_model_recommend(const sfac_model* model, int64_t count,
                                           const int32_t* users, int n, const sfac_sparse* exclude,
                                           int64_t allowed_count, const int32_t* allowed_items,
-                                          int32_t* out_items, float* out_scores);
+                                          int32_t* out_items, float* out_scores,
+                                          int64_t capacity);
 
 /* The n items most similar to each of `count` items by cosine similarity of their factors, best
  * first, the item itself excluded; layout as in sfac_model_recommend. */
 SFAC_API sfac_status sfac_model_similar_items(const sfac_model* model, int64_t count,
                                               const int32_t* items, int n, int32_t* out_items,
-                                              float* out_scores);
+                                              float* out_scores, int64_t capacity);
 
 /* Fold-in: the factors a user with these ratings gets, solved against the fixed item factors
  * with the model's training objective (explicit least squares or implicit confidence weights,
@@ -627,7 +648,7 @@ SFAC_API sfac_status sfac_model_similar_items(const sfac_model* model, int64_t c
  * is also replaced; user = -1 only computes (a new user). */
 SFAC_API sfac_status sfac_model_recalculate_user(sfac_model* model, int32_t user, int64_t count,
                                                  const int32_t* items, const float* ratings,
-                                                 float* factors, float* bias);
+                                                 float* factors, int64_t capacity, float* bias);
 
 /* Versioned binary model file (magic, format version, endianness, dtype, dimensions, CRC-32).
  * A truncated, corrupted or foreign file is SFAC_ERR_PARSE (or SFAC_ERR_IO), never a crash. */

@@ -76,9 +76,10 @@ sfac_status sfac_dense_upload(sfac_dense* matrix, const float* data) {
   SFAC_API_END
 }
 
-sfac_status sfac_dense_download(const sfac_dense* matrix, float* data) {
+sfac_status sfac_dense_download(const sfac_dense* matrix, float* data, int64_t capacity) {
   SFAC_API_BEGIN
   const auto& m = *checked(matrix, "matrix").impl;
+  sfac::capi::require_capacity(data, capacity, element_count(m), "data");
   if (element_count(m) == 0) return SFAC_OK;
   require_pointer(data, "data");
   m.download(data);

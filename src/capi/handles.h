@@ -9,6 +9,7 @@
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/error.h"
+#include "core/host_csr.h"
 #include "core/idmap.h"
 #include "core/memory_budget.h"
 #include "core/model.h"
@@ -99,6 +100,31 @@ const Handle& checked(const Handle* handle, const char* arg) {
 // Throws SFAC_ERR_INVALID_ARGUMENT when a required pointer is NULL.
 inline void require_pointer(const void* pointer, const char* arg) {
   SFAC_REQUIRE(pointer != nullptr, SFAC_ERR_INVALID_ARGUMENT, arg, " is NULL");
+}
+
+// A caller array's capacity (in elements) against the `needed` elements a call writes: for a
+// non-NULL array, SFAC_ERR_INVALID_ARGUMENT when negative and SFAC_ERR_BUFFER_TOO_SMALL, naming
+// the array and what it needs, when short. Called before anything is written.
+inline void require_capacity(const void* array, int64_t capacity, int64_t needed,
+                             const char* arg) {
+  if (array == nullptr) return;
+  SFAC_REQUIRE(capacity >= 0, SFAC_ERR_INVALID_ARGUMENT, "the capacity of ", arg, " = ", capacity,
+               " must be >= 0");
+  SFAC_REQUIRE(capacity >= needed, SFAC_ERR_BUFFER_TOO_SMALL, arg, " needs ", needed,
+               " elements but its capacity is ", capacity);
+}
+
+// The caller's length of the arrays an offsets array indexes against offsets[n], for a rows x
+// cols matrix whose shape is checked first (offsets[n] is read only within a valid shape; a
+// NULL offsets array is the constructor's to report).
+inline void require_offsets_total(int64_t rows, int64_t cols, const int64_t* offsets, int64_t n,
+                                  int64_t nnz, const char* offsets_arg, const char* n_arg) {
+  sfac::check_sparse_shape(rows, cols);
+  SFAC_REQUIRE(nnz >= 0, SFAC_ERR_INVALID_ARGUMENT, "nnz = ", nnz, " must be >= 0");
+  if (offsets == nullptr) return;
+  SFAC_REQUIRE(offsets[n] == nnz, SFAC_ERR_INVALID_ARGUMENT, offsets_arg, "[", n_arg,
+               "] = ", offsets[n], " but nnz = ", nnz,
+               " (the length of the index and value arrays)");
 }
 
 // Throws SFAC_ERR_INVALID_VALUE naming arg[i] for the first non-finite of n values.

@@ -86,9 +86,11 @@ sfac_status sfac_idmap_get_size(const sfac_idmap* map, int64_t* out) {
   SFAC_API_END
 }
 
-sfac_status sfac_idmap_get_ids(const sfac_idmap* map, int64_t* original_ids) {
+sfac_status sfac_idmap_get_ids(const sfac_idmap* map, int64_t* original_ids, int64_t capacity) {
   SFAC_API_BEGIN
   const auto& m = checked(map, "map").impl;
+  sfac::capi::require_capacity(original_ids, capacity, static_cast<int64_t>(m.ids.size()),
+                               "original_ids");
   if (m.ids.empty()) return SFAC_OK;
   require_pointer(original_ids, "original_ids");
   std::copy(m.ids.begin(), m.ids.end(), original_ids);

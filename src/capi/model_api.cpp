@@ -5,6 +5,7 @@
 #include "core/model_ops.h"
 
 using sfac::capi::checked;
+using sfac::capi::require_capacity;
 using sfac::capi::require_pointer;
 
 namespace {
@@ -25,6 +26,17 @@ const sfac::SparseMatrix& matrix_arg(const sfac_sparse* matrix, const char* name
 const sfac::SparseMatrix* optional_matrix_arg(const sfac_sparse* matrix, const char* name,
                                               const sfac_model& model) {
   return matrix ? &matrix_arg(matrix, name, model) : nullptr;
+}
+
+// The capacity of recommend's and similar items' outputs: count * n entries each (count and n
+// themselves are checked by the call).
+void require_result_capacity(int64_t count, int n, const int32_t* out_items,
+                             const float* out_scores, int64_t capacity) {
+  if (count < 0 || n < 0) return;
+  const int64_t needed =
+      n == 0 ? 0 : (count > INT64_MAX / n ? INT64_MAX : count * static_cast<int64_t>(n));
+  require_capacity(out_items, capacity, needed, "out_items");
+  require_capacity(out_scores, capacity, needed, "out_scores");
 }
 
 }  // namespace
@@ -55,18 +67,20 @@ sfac_status sfac_model_get_algorithm(const sfac_model* model, sfac_algorithm* ou
   SFAC_API_END
 }
 
-sfac_status sfac_model_get_user_factors(const sfac_model* model, float* out) {
+sfac_status sfac_model_get_user_factors(const sfac_model* model, float* out, int64_t capacity) {
   SFAC_API_BEGIN
   const auto& m = checked(model, "model").impl;
+  require_capacity(out, capacity, static_cast<int64_t>(m.user_factors.size()), "out");
   if (m.user_factors.empty()) return SFAC_OK;
   require_pointer(out, "out");
   std::copy(m.user_factors.begin(), m.user_factors.end(), out);
   SFAC_API_END
 }
 
-sfac_status sfac_model_get_item_factors(const sfac_model* model, float* out) {
+sfac_status sfac_model_get_item_factors(const sfac_model* model, float* out, int64_t capacity) {
   SFAC_API_BEGIN
   const auto& m = checked(model, "model").impl;
+  require_capacity(out, capacity, static_cast<int64_t>(m.item_factors.size()), "out");
   if (m.item_factors.empty()) return SFAC_OK;
   require_pointer(out, "out");
   std::copy(m.item_factors.begin(), m.item_factors.end(), out);
@@ -74,10 +88,17 @@ sfac_status sfac_model_get_item_factors(const sfac_model* model, float* out) {
 }
 
 sfac_status sfac_model_get_biases(const sfac_model* model, int* has_biases, float* global_mean,
-                                  float* user_biases, float* item_biases) {
+                                  float* user_biases, int64_t user_capacity, float* item_biases,
+                                  int64_t item_capacity) {
   SFAC_API_BEGIN
   const auto& m = checked(model, "model").impl;
   require_pointer(has_biases, "has_biases");
+  if (m.has_biases) {
+    require_capacity(user_biases, user_capacity, static_cast<int64_t>(m.user_bias.size()),
+                     "user_biases");
+    require_capacity(item_biases, item_capacity, static_cast<int64_t>(m.item_bias.size()),
+                     "item_biases");
+  }
   *has_biases = m.has_biases ? 1 : 0;
   if (!m.has_biases) return SFAC_OK;
   if (global_mean) *global_mean = m.global_mean;
@@ -135,9 +156,10 @@ sfac_status sfac_model_ranking_metrics(const sfac_model* model, const sfac_spars
 sfac_status sfac_model_recommend(const sfac_model* model, int64_t count, const int32_t* users,
                                  int n, const sfac_sparse* exclude, int64_t allowed_count,
                                  const int32_t* allowed_items, int32_t* out_items,
-                                 float* out_scores) {
+                                 float* out_scores, int64_t capacity) {
   SFAC_API_BEGIN
   const auto& m = checked(model, "model");
+  require_result_capacity(count, n, out_items, out_scores, capacity);
   const sfac::SparseMatrix* skip = optional_matrix_arg(exclude, "exclude", m);
   sfac::recommend(m.impl, count, users, n, skip, allowed_count, allowed_items, out_items,
                   out_scores, threads_of(m));
@@ -145,22 +167,25 @@ sfac_status sfac_model_recommend(const sfac_model* model, int64_t count, const i
 }
 
 sfac_status sfac_model_similar_items(const sfac_model* model, int64_t count, const int32_t* items,
-                                     int n, int32_t* out_items, float* out_scores) {
+                                     int n, int32_t* out_items, float* out_scores,
+                                     int64_t capacity) {
   SFAC_API_BEGIN
   const auto& m = checked(model, "model");
+  require_result_capacity(count, n, out_items, out_scores, capacity);
   sfac::similar_items(m.impl, count, items, n, out_items, out_scores, threads_of(m));
   SFAC_API_END
 }
 
 sfac_status sfac_model_recalculate_user(sfac_model* model, int32_t user, int64_t count,
                                         const int32_t* items, const float* ratings, float* factors,
-                                        float* bias) {
+                                        int64_t capacity, float* bias) {
   SFAC_API_BEGIN
   auto& m = checked(model, "model");
   SFAC_REQUIRE(user >= -1 && user < m.impl.users, SFAC_ERR_OUT_OF_RANGE, "user = ", user,
                " is out of range for a model with ", m.impl.users,
                " users (-1 folds in a new user)");
   require_pointer(factors, "factors");
+  require_capacity(factors, capacity, m.impl.rank, "factors");
   const sfac::FoldIn row = sfac::fold_in(m.impl, count, items, ratings, threads_of(m));
   // Everything is validated and solved: from here on nothing can fail.
   if (user >= 0) sfac::set_user_row(m.impl, user, row);

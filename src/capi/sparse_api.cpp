@@ -7,6 +7,7 @@
 
 using sfac::capi::adopt_sparse;
 using sfac::capi::checked;
+using sfac::capi::require_capacity;
 using sfac::capi::require_finite;
 using sfac::capi::require_pointer;
 
@@ -40,11 +41,13 @@ sfac_status sfac_sparse_create_coo(sfac_context* ctx, int64_t rows, int64_t cols
 
 sfac_status sfac_sparse_create_csr(sfac_context* ctx, int64_t rows, int64_t cols,
                                    const int64_t* row_offsets, const int32_t* col_indices,
-                                   const float* values, uint32_t flags, sfac_sparse** out) {
+                                   const float* values, int64_t nnz, uint32_t flags,
+                                   sfac_sparse** out) {
   SFAC_API_BEGIN
   auto& backend = *checked(ctx, "ctx").impl.backend;
   require_pointer(out, "out");
   const auto policy = duplicate_policy(flags);
+  sfac::capi::require_offsets_total(rows, cols, row_offsets, rows, nnz, "row_offsets", "rows");
   *out = adopt_sparse(backend, sfac::csr_from_csr(rows, cols, row_offsets, col_indices, values,
                                                   policy, backend.num_threads()))
              .release();
@@ -53,11 +56,13 @@ sfac_status sfac_sparse_create_csr(sfac_context* ctx, int64_t rows, int64_t cols
 
 sfac_status sfac_sparse_create_csc(sfac_context* ctx, int64_t rows, int64_t cols,
                                    const int64_t* col_offsets, const int32_t* row_indices,
-                                   const float* values, uint32_t flags, sfac_sparse** out) {
+                                   const float* values, int64_t nnz, uint32_t flags,
+                                   sfac_sparse** out) {
   SFAC_API_BEGIN
   auto& backend = *checked(ctx, "ctx").impl.backend;
   require_pointer(out, "out");
   const auto policy = duplicate_policy(flags);
+  sfac::capi::require_offsets_total(rows, cols, col_offsets, cols, nnz, "col_offsets", "cols");
   const std::vector<int32_t> col_of = sfac::checked_csc_columns(
       rows, cols, col_offsets, row_indices, values, backend.num_threads());
   *out = sfac::capi::adopt_sparse_from_coo(backend, rows, cols, col_offsets[cols], row_indices,
@@ -95,23 +100,37 @@ sfac_status sfac_sparse_get_shape(const sfac_sparse* matrix, int64_t* rows, int6
 }
 
 sfac_status sfac_sparse_download_coo(const sfac_sparse* matrix, int32_t* row_indices,
-                                     int32_t* col_indices, float* values) {
+                                     int32_t* col_indices, float* values, int64_t capacity) {
   SFAC_API_BEGIN
-  checked(matrix, "matrix").impl->download_coo(row_indices, col_indices, values);
+  const auto& m = *checked(matrix, "matrix").impl;
+  require_capacity(row_indices, capacity, m.nnz(), "row_indices");
+  require_capacity(col_indices, capacity, m.nnz(), "col_indices");
+  require_capacity(values, capacity, m.nnz(), "values");
+  m.download_coo(row_indices, col_indices, values);
   SFAC_API_END
 }
 
 sfac_status sfac_sparse_download_csr(const sfac_sparse* matrix, int64_t* row_offsets,
-                                     int32_t* col_indices, float* values) {
+                                     int64_t offsets_capacity, int32_t* col_indices, float* values,
+                                     int64_t capacity) {
   SFAC_API_BEGIN
-  checked(matrix, "matrix").impl->download_csr(row_offsets, col_indices, values);
+  const auto& m = *checked(matrix, "matrix").impl;
+  require_capacity(row_offsets, offsets_capacity, m.rows() + 1, "row_offsets");
+  require_capacity(col_indices, capacity, m.nnz(), "col_indices");
+  require_capacity(values, capacity, m.nnz(), "values");
+  m.download_csr(row_offsets, col_indices, values);
   SFAC_API_END
 }
 
 sfac_status sfac_sparse_download_csc(const sfac_sparse* matrix, int64_t* col_offsets,
-                                     int32_t* row_indices, float* values) {
+                                     int64_t offsets_capacity, int32_t* row_indices, float* values,
+                                     int64_t capacity) {
   SFAC_API_BEGIN
-  checked(matrix, "matrix").impl->download_csc(col_offsets, row_indices, values);
+  const auto& m = *checked(matrix, "matrix").impl;
+  require_capacity(col_offsets, offsets_capacity, m.cols() + 1, "col_offsets");
+  require_capacity(row_indices, capacity, m.nnz(), "row_indices");
+  require_capacity(values, capacity, m.nnz(), "values");
+  m.download_csc(col_offsets, row_indices, values);
   SFAC_API_END
 }
 
@@ -124,12 +143,15 @@ sfac_status sfac_sparse_set_values(sfac_sparse* matrix, const float* values) {
   SFAC_API_END
 }
 
-sfac_status sfac_sparse_degree_order(const sfac_sparse* matrix, sfac_axis axis, int32_t* order) {
+sfac_status sfac_sparse_degree_order(const sfac_sparse* matrix, sfac_axis axis, int32_t* order,
+                                     int64_t capacity) {
   SFAC_API_BEGIN
   const auto& m = *checked(matrix, "matrix").impl;
   SFAC_REQUIRE(axis == SFAC_AXIS_ROWS || axis == SFAC_AXIS_COLS, SFAC_ERR_INVALID_ARGUMENT,
                "unknown axis ", static_cast<int>(axis));
-  if ((axis == SFAC_AXIS_ROWS ? m.rows() : m.cols()) > 0) require_pointer(order, "order");
+  const int64_t n = axis == SFAC_AXIS_ROWS ? m.rows() : m.cols();
+  if (n > 0) require_pointer(order, "order");
+  require_capacity(order, capacity, n, "order");
   m.degree_order(axis, order);
   SFAC_API_END
 }

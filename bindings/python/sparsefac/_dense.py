@@ -51,7 +51,7 @@ class DenseMatrix(Handle):
 
     def to_numpy(self):
         out = np.empty(self.shape, np.float32)
-        call(_core.sfac_dense_download, self, out)
+        call(_core.sfac_dense_download, self, out, out.size)
         return out
 
     def __array__(self, dtype=None, copy=None):

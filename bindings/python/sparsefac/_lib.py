@@ -71,6 +71,14 @@ def as_int64(values, name):
     return np.ascontiguousarray(arr, dtype=np.int64).reshape(-1)
 
 
+def shared_length(*arrays):
+    """The real length, in elements, of the shortest of these arrays (None skipped; 0 when all
+    are None): the one capacity or count a C call takes for arrays that share a length, so that
+    the library checks every buffer it reads or writes against what the buffer really holds."""
+    sizes = [arr.size for arr in arrays if arr is not None]
+    return min(sizes) if sizes else 0
+
+
 def as_float32(values, name):
     arr = np.asarray(values)
     if arr.dtype.kind not in "fiub":

@@ -11,7 +11,7 @@ from . import _core
 from ._context import Context
 from ._errors import CallbackError, ClosedObjectError, SparsefacError
 from ._dense import DTYPES
-from ._lib import Handle, as_float32, as_int32, call, enum_value
+from ._lib import Handle, as_float32, as_int32, call, enum_value, shared_length
 from ._sparse import SparseMatrix, as_sparse, is_scipy_sparse
 
 _ALGO_ALS = _core.SFAC_ALGO_ALS
@@ -248,7 +248,7 @@ class MatrixFactorization:
         axis, get, _ = self._SIDES[side]
         shape = self.shape
         out = np.empty((shape[axis], shape[2]), np.float32)
-        call(get, self._mh, out)
+        call(get, self._mh, out, out.size)
         return out
 
     def _set_factors(self, side, factors):
@@ -284,7 +284,7 @@ class MatrixFactorization:
         mean = np.empty(1, np.float32)
         ub = np.empty(users, np.float32)
         ib = np.empty(items, np.float32)
-        if not call(_core.sfac_model_get_biases, self._mh, mean, ub, ib):
+        if not call(_core.sfac_model_get_biases, self._mh, mean, ub, ub.size, ib, ib.size):
             return None
         return float(mean[0]), ub, ib
 
@@ -377,7 +377,8 @@ class MatrixFactorization:
 
     def _recommend_into(self, users, n, exclude, allowed, ids, scores):
         call(_core.sfac_model_recommend, self._mh, users.size, users, n, exclude,
-             0 if allowed is None else allowed.size, allowed, ids, scores)
+             0 if allowed is None else allowed.size, allowed, ids, scores,
+             shared_length(ids, scores))
 
     def _per_user_rows(self, user_items, count):
         """user_items as a scipy CSR when it has one row per requested user, else None (a
@@ -412,7 +413,8 @@ class MatrixFactorization:
             raise ValueError(f"N must be >= 0, got {N}")
         ids = np.empty((items.size, n), np.int32)
         scores = np.empty((items.size, n), np.float32)
-        call(_core.sfac_model_similar_items, self._mh, items.size, items, n, ids, scores)
+        call(_core.sfac_model_similar_items, self._mh, items.size, items, n, ids, scores,
+             shared_length(ids, scores))
         return (ids[0], scores[0]) if scalar else (ids, scores)
 
     def recalculate_user(self, userid, user_items, ratings=None, replace=False):
@@ -445,7 +447,8 @@ class MatrixFactorization:
         user = -1 if userid is None or not replace else int(userid)
         factors = np.empty(self.shape[2], np.float32)
         bias = np.zeros(1, np.float32)
-        call(_core.sfac_model_recalculate_user, self._mh, user, it.size, it, rv, factors, bias)
+        call(_core.sfac_model_recalculate_user, self._mh, user, it.size, it, rv, factors,
+             factors.size, bias)
         if self.biases() is not None:
             return factors, float(bias[0])
         return factors

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _core
 from ._context import resolve
-from ._lib import Handle, as_float32, as_int32, as_int64, as_order, call, enum_value
+from ._lib import Handle, as_float32, as_int32, as_int64, as_order, call, enum_value, shared_length
 
 FORMATS = {"auto": _core.SFAC_FORMAT_AUTO, "matrix_market": _core.SFAC_FORMAT_MATRIX_MARKET,
            "triplets": _core.SFAC_FORMAT_TRIPLETS,
@@ -142,11 +142,18 @@ class SparseMatrix(Handle):
             raise ValueError(f"indptr has {offsets.size} entries, "
                              f"expected {major} + 1 = {lines + 1}")
         idx = as_int32(indices, "indices")
-        if int(offsets[-1]) > idx.size:
-            raise ValueError(f"indptr[-1] = {int(offsets[-1])} exceeds the {idx.size} indices")
+        total = int(offsets[-1])
+        if total > idx.size:
+            raise ValueError(f"indptr[-1] = {total} exceeds the {idx.size} indices")
         vals = _checked_values(values, idx.size)
+        if 0 <= total < idx.size:
+            # Entries past indptr[-1] are unused (scipy allows them): pass only the used part,
+            # whose length is then the nnz the library checks against indptr[-1].
+            idx = idx[:total]
+            vals = None if vals is None else vals[:total]
         ctx = resolve(context)
-        return cls(call(create, ctx, m, n, offsets, idx, vals, _flags(sum_duplicates)), ctx)
+        return cls(call(create, ctx, m, n, offsets, idx, vals, shared_length(idx, vals),
+                        _flags(sum_duplicates)), ctx)
 
     @classmethod
     def from_scipy(cls, matrix, context=None):
@@ -204,8 +211,9 @@ class SparseMatrix(Handle):
         row_order = optional("row_order", as_int32)
         col_order = optional("col_order", as_int32)
         values = getattr(bals, "values", None)
-        # The C API cannot check lengths. Shapes and tile sizes it rejects before reading any
-        # array, so lengths are checked here only for a valid grid.
+        # The library checks the lengths of tile_col, seg_col and values passed below, not those
+        # of the other arrays, and rejects shapes and tile sizes before reading any array: the
+        # lengths are checked here (with Python's messages) for a valid grid.
         if m >= 0 and n >= 0 and tile_rows >= 1 and tile_cols >= 1:
             tiles = -(-m // tile_rows) * -(-n // tile_cols)
             _checked_length(tile_ptr, tiles + 1, "tile_ptr", "tiles + 1")
@@ -223,8 +231,11 @@ class SparseMatrix(Handle):
         else:
             values = None if values is None else as_float32(values, "values").reshape(-1)
         ctx = resolve(context)
+        # The library checks these lengths (of the arrays really passed; 0 for an absent one)
+        # against tile_ptr[tiles] and seg_ptr[tiles * tile_rows].
         ptr = call(_core.sfac_sparse_create_bals, ctx, m, n, tile_rows, tile_cols, tile_ptr,
-                   tile_col, seg_ptr, seg_col, values, row_order, col_order)
+                   tile_col, shared_length(tile_col), seg_ptr, seg_col, values,
+                   shared_length(seg_col, values), row_order, col_order)
         return cls(ptr, ctx)
 
     def like(self, values=None):
@@ -249,7 +260,7 @@ class SparseMatrix(Handle):
         r = np.empty(nnz, np.int32)
         c = np.empty(nnz, np.int32)
         v = np.empty(nnz, np.float32)
-        call(_core.sfac_sparse_download_coo, self, r, c, v)
+        call(_core.sfac_sparse_download_coo, self, r, c, v, shared_length(r, c, v))
         return r, c, v
 
     def to_csr(self):
@@ -267,7 +278,7 @@ class SparseMatrix(Handle):
         p = np.empty(major + 1, np.int64)
         i = np.empty(nnz, np.int32)
         v = np.empty(nnz, np.float32)
-        call(download, self, p, i, v)
+        call(download, self, p, p.size, i, v, shared_length(i, v))
         return p, i, v
 
     def to_scipy(self, format="csr"):
@@ -294,7 +305,7 @@ class SparseMatrix(Handle):
     def values(self):
         """The values in row-major order (a copy)."""
         v = np.empty(self.nnz, np.float32)
-        call(_core.sfac_sparse_download_coo, self, None, None, v)
+        call(_core.sfac_sparse_download_coo, self, None, None, v, v.size)
         return v
 
     @values.setter
@@ -314,7 +325,7 @@ class SparseMatrix(Handle):
         code = enum_value("axis", axis, AXES)
         rows, cols, _ = call(_core.sfac_sparse_get_shape, self)
         out = np.empty(rows if code == _core.SFAC_AXIS_ROWS else cols, np.int32)
-        call(_core.sfac_sparse_degree_order, self, code, out)
+        call(_core.sfac_sparse_degree_order, self, code, out, out.size)
         return out
 
     def permute(self, row_order=None, col_order=None):
@@ -348,8 +359,11 @@ class SparseMatrix(Handle):
                     seg_ptr=np.empty(tiles * tr + 1, np.int64), seg_col=np.empty(nnz, np.int32),
                     values=np.empty(nnz, np.float32), row_order=np.empty(rows, np.int32),
                     col_order=np.empty(cols, np.int32))
-        call(_core.sfac_sparse_download_bals, self, tr, tc, flags, bals.tile_ptr, bals.tile_col,
-             bals.seg_ptr, bals.seg_col, bals.values, bals.row_order, bals.col_order)
+        call(_core.sfac_sparse_download_bals, self, tr, tc, flags,
+             bals.tile_ptr, bals.tile_ptr.size, bals.tile_col, bals.tile_col.size,
+             bals.seg_ptr, bals.seg_ptr.size, bals.seg_col, bals.values,
+             shared_length(bals.seg_col, bals.values), bals.row_order, bals.row_order.size,
+             bals.col_order, bals.col_order.size)
         return bals
 
     def write_matrix_market(self, path):
@@ -375,7 +389,7 @@ class IdMap(Handle):
     def ids(self):
         """original id of every index, int64."""
         out = np.empty(len(self), np.int64)
-        call(_core.sfac_idmap_get_ids, self, out)
+        call(_core.sfac_idmap_get_ids, self, out, out.size)
         return out
 
     def lookup(self, original_ids):

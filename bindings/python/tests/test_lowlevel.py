@@ -49,12 +49,47 @@ def test_buffers_must_match_the_c_type():
         readonly = np.zeros(4, np.float32)
         readonly.flags.writeable = False
         with pytest.raises((BufferError, ValueError, TypeError)):
-            _core.sfac_dense_download(d, readonly)
+            _core.sfac_dense_download(d, readonly, readonly.size)
         out = np.empty(4, np.float32)
-        _core.sfac_dense_download(d, out)
+        _core.sfac_dense_download(d, out, out.size)
         np.testing.assert_array_equal(out, [0, 1, 2, 3])
         _core.sfac_dense_destroy(d)
     finally:
+        _core.sfac_context_destroy(ctx)
+
+
+def test_too_small_buffers_raise_and_are_left_untouched():
+    """Each output's capacity is the real length of its buffer: a short one raises
+    BufferTooSmallError (status 13) naming the array, and the call writes nothing."""
+    ctx = _core.sfac_context_create(_core.SFAC_BACKEND_CPU, 0, 1, 0)
+    m = None
+    try:
+        m = _core.sfac_sparse_create_coo(ctx, 2, 3, 3, np.array([0, 1, 1], np.int32),
+                                         np.array([2, 0, 1], np.int32),
+                                         np.array([1, 2, 3], np.float32), 0)
+        rows = np.full(2, -7, np.int32)
+        with pytest.raises(sf.BufferTooSmallError,
+                           match="row_indices needs 3 elements but its capacity is 2") as info:
+            _core.sfac_sparse_download_coo(m, rows, None, None, rows.size)
+        err = info.value
+        assert err.code == 13 and err.status == _core.sfac_status_string(13)
+        assert isinstance(err, ValueError)
+        np.testing.assert_array_equal(rows, [-7, -7])
+        offsets = np.full(2, -7, np.int64)  # rows + 1 = 3 needed
+        with pytest.raises(sf.BufferTooSmallError, match=r"row_offsets needs 3 elements"):
+            _core.sfac_sparse_download_csr(m, offsets, offsets.size, None, None, 0)
+        np.testing.assert_array_equal(offsets, [-7, -7])
+        with pytest.raises(sf.InvalidArgumentError, match=r"capacity of values = -1"):
+            _core.sfac_sparse_download_coo(m, None, None, np.empty(3, np.float32), -1)
+        values = np.empty(3, np.float32)
+        _core.sfac_sparse_download_coo(m, None, None, values, values.size)
+        np.testing.assert_array_equal(values, [1, 2, 3])
+        # Inputs: the count must match the offsets (the lengths of the arrays passed).
+        with pytest.raises(sf.InvalidArgumentError, match=r"row_offsets\[rows\] = 3 but nnz = 2"):
+            _core.sfac_sparse_create_csr(ctx, 2, 3, np.array([0, 1, 3], np.int64),
+                                         np.array([2, 0], np.int32), None, 2, 0)
+    finally:
+        _core.sfac_sparse_destroy(m)
         _core.sfac_context_destroy(ctx)
 
 

@@ -96,6 +96,13 @@ def test_csr_csc_constructors(ctx):
     np.testing.assert_array_equal(p, csr.indptr)
     with pytest.raises(ValueError, match="indptr"):
         sf.SparseMatrix.from_csr([0, 1], [0], [1.0], (3, 3), context=ctx)
+    # entries past indptr[-1] are unused, as in scipy
+    m3 = sf.SparseMatrix.from_csr(csr.indptr, np.append(csr.indices, 9),
+                                  np.append(csr.data, 7), csr.shape, context=ctx)
+    np.testing.assert_array_equal(m3.to_dense(), dense)
+    m4 = sf.SparseMatrix.from_csc(csc.indptr, np.append(csc.indices, 9), None, csc.shape,
+                                  context=ctx)
+    np.testing.assert_array_equal(m4.to_dense(), dense != 0)
 
 
 @pytest.mark.parametrize("rows,cols,vals,shape,exc,pattern", [

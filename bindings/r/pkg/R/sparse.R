@@ -11,8 +11,14 @@ sfac_sparse <- function(x, ctx = default_context(), dims = NULL, sum_duplicates 
   if (is.data.frame(x)) {
     ptr <- sparse_from_triplets(cptr, x, dims, flags)
   } else if (inherits(x, "dgCMatrix")) {
+    # nnz is the length of the arrays passed (the library checks it against x@p); a
+    # dgCMatrix built without validation could hold fewer row indices than values.
+    if (length(x@i) != length(x@x)) {
+      sfac_abort(sprintf("a dgCMatrix with %d row indices but %d values", length(x@i),
+                         length(x@x)), 4L)
+    }
     ptr <- sfac_ok(native_sparse_create_csc(cptr, nrow(x), ncol(x), as.double(x@p), x@i, x@x,
-                                          flags), "sfac_sparse")[[1L]]
+                                          length(x@x), flags), "sfac_sparse")[[1L]]
   } else if (inherits(x, "dgTMatrix")) {
     ptr <- sfac_ok(native_sparse_create_coo(cptr, nrow(x), ncol(x), length(x@i), x@i, x@j, x@x,
                                           1), "sfac_sparse")[[1L]]

@@ -122,3 +122,25 @@ test_that("10k create/destroy cycles do not leak", {
                   after - before))
   expect_lt(after - before, 8 * 1024)
 })
+
+test_that("a too-small output buffer is buffer_too_small, naming the array", {
+  # The idiomatic functions size every output themselves; the native layer (native_<name>, the
+  # package's internal SWIG wrappers) allocates the element counts it is given and passes those
+  # lengths as the library's capacities, so a short count reaches the library as a short buffer.
+  ctx <- sfac_context("cpu", seed = 1)
+  s <- sfac_sparse(data.frame(user = 1:3, item = c(3, 1, 2), rating = c(1, 2, 3)), ctx)
+  ptr <- ptr_of(s, "sfac_matrix", "x")
+  short <- native_sparse_download_coo(ptr, 0, 0, s$nnz - 1)
+  expect_equal(short[[1L]], 13L)
+  err <- tryCatch(sfac_ok(short, "download"), sparsefac_error = function(e) e)
+  expect_s3_class(err, "sparsefac_buffer_too_small")
+  expect_match(conditionMessage(err), "values needs 3 elements but its capacity is 2")
+  # Arrays that share a capacity get the shortest of their lengths.
+  expect_error(sfac_ok(native_sparse_download_coo(ptr, 3, 2, 3), "download"), "capacity is 2",
+               class = "sparsefac_buffer_too_small")
+  expect_error(sfac_ok(native_sparse_degree_order(ptr, 0L, 2), "degree_order"),
+               "order needs 3 elements", class = "sparsefac_buffer_too_small")
+  expect_identical(sfac_ok(native_sparse_download_coo(ptr, 0, 0, 3), "download")[[3L]],
+                   c(1, 2, 3))
+  close(s)
+})

@@ -97,7 +97,7 @@ public final class DenseMatrix extends NativeHandle {
   public float[] toArray() {
     float[] data = new float[size()];
     try (Lease self = lease()) {
-      SparsefacException.check(Native.sfac_dense_download(self.address, data));
+      SparsefacException.check(Native.sfac_dense_download(self.address, data, data.length));
     }
     return data;
   }

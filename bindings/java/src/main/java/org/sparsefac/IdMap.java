@@ -44,7 +44,7 @@ public final class IdMap {
       long[] size = new long[1];
       SparsefacException.check(Native.sfac_idmap_get_size(map, size));
       long[] ids = new long[Shapes.length(size[0], "id map size")];
-      SparsefacException.check(Native.sfac_idmap_get_ids(map, ids));
+      SparsefacException.check(Native.sfac_idmap_get_ids(map, ids, ids.length));
       return new IdMap(ids);
     } finally {
       Native.sfac_idmap_destroy(map);

@@ -91,7 +91,7 @@ public final class Model extends NativeHandle {
     int[] s = shape();
     float[] out = new float[Shapes.length((long) s[0] * s[2], "users * rank")];
     try (Lease self = lease()) {
-      SparsefacException.check(Native.sfac_model_get_user_factors(self.address, out));
+      SparsefacException.check(Native.sfac_model_get_user_factors(self.address, out, out.length));
     }
     return out;
   }
@@ -101,7 +101,7 @@ public final class Model extends NativeHandle {
     int[] s = shape();
     float[] out = new float[Shapes.length((long) s[1] * s[2], "items * rank")];
     try (Lease self = lease()) {
-      SparsefacException.check(Native.sfac_model_get_item_factors(self.address, out));
+      SparsefacException.check(Native.sfac_model_get_item_factors(self.address, out, out.length));
     }
     return out;
   }
@@ -148,7 +148,8 @@ public final class Model extends NativeHandle {
   public Optional<Biases> biases() {
     int[] has = new int[1];
     try (Lease self = lease()) {
-      SparsefacException.check(Native.sfac_model_get_biases(self.address, has, null, null, null));
+      SparsefacException.check(
+          Native.sfac_model_get_biases(self.address, has, null, null, 0, null, 0));
     }
     if (has[0] == 0) {
       return Optional.empty();
@@ -158,7 +159,8 @@ public final class Model extends NativeHandle {
     float[] user = new float[s[0]];
     float[] item = new float[s[1]];
     try (Lease self = lease()) {
-      SparsefacException.check(Native.sfac_model_get_biases(self.address, has, mean, user, item));
+      SparsefacException.check(Native.sfac_model_get_biases(
+          self.address, has, mean, user, user.length, item, item.length));
     }
     return Optional.of(new Biases(mean[0], user, item));
   }
@@ -231,7 +233,7 @@ public final class Model extends NativeHandle {
     try (Lease excludeL = NativeHandle.leaseOf(exclude); Lease self = lease()) {
       SparsefacException.check(Native.sfac_model_recommend(self.address, users.length, users, n,
           excludeL.address, allowedItems == null ? 0 : allowedItems.length,
-          allowedItems, items, scores));
+          allowedItems, items, scores, Shapes.capacity(items, scores)));
     }
     return split(users, n, items, scores);
   }
@@ -248,7 +250,8 @@ public final class Model extends NativeHandle {
     float[] scores = new float[slots];
     try (Lease self = lease()) {
       SparsefacException.check(
-          Native.sfac_model_similar_items(self.address, items.length, items, n, outItems, scores));
+          Native.sfac_model_similar_items(self.address, items.length, items, n, outItems, scores,
+              Shapes.capacity(outItems, scores)));
     }
     return split(items, n, outItems, scores);
   }
@@ -295,11 +298,12 @@ public final class Model extends NativeHandle {
     float[] bias = {Float.NaN};
     int[] has = new int[1];
     try (Lease self = lease()) {
-      SparsefacException.check(Native.sfac_model_get_biases(self.address, has, null, null, null));
+      SparsefacException.check(
+          Native.sfac_model_get_biases(self.address, has, null, null, 0, null, 0));
     }
     try (Lease self = lease()) {
       SparsefacException.check(Native.sfac_model_recalculate_user(self.address, user, items.length,
-          items, ratings, factors, bias));
+          items, ratings, factors, factors.length, bias));
     }
     return new FoldIn(factors, has[0] != 0 ? bias[0] : Float.NaN);
   }

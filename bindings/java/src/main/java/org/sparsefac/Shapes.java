@@ -12,6 +12,22 @@ final class Shapes {
     return (int) n;
   }
 
+  /**
+   * The capacity, in elements, to pass with arrays a native call writes into: the length of the
+   * shortest non-null one (0 when all are null, which the library then ignores). Always the real
+   * length of what is passed, so the library's capacity check guards the JNI buffers.
+   */
+  static long capacity(Object... arrays) {
+    long capacity = -1;
+    for (Object array : arrays) {
+      if (array != null) {
+        int length = java.lang.reflect.Array.getLength(array);
+        capacity = capacity < 0 ? length : Math.min(capacity, length);
+      }
+    }
+    return Math.max(capacity, 0);
+  }
+
   static void requireLength(Object array, int length, String name, String expected) {
     int actual = java.lang.reflect.Array.getLength(array);
     if (actual != length) {

@@ -103,13 +103,16 @@ public final class SparseMatrix extends NativeHandle {
         Shapes.requireLength(values, (int) nnz, "values", "the last offset");
       }
     } // else: the library rejects the offsets with its own message
+    // The entries passed: the real length of the index array (values, when given, has as many:
+    // checked above); the library checks it against the last offset.
+    long count = indices.length;
     long[] out = new long[1];
     try (Lease c = ctx.lease()) {
       SparsefacException.check(byRow
               ? Native.sfac_sparse_create_csr(
-                  c.address, rows, cols, offsets, indices, values, 0, out)
+                  c.address, rows, cols, offsets, indices, values, count, 0, out)
               : Native.sfac_sparse_create_csc(
-                  c.address, rows, cols, offsets, indices, values, 0, out));
+                  c.address, rows, cols, offsets, indices, values, count, 0, out));
     }
     return adopt(out);
   }
@@ -206,7 +209,8 @@ public final class SparseMatrix extends NativeHandle {
     try (Lease self = lease()) {
       SparsefacException.check(
           Native.sfac_sparse_download_coo(
-              self.address, coo.rowIndices, coo.colIndices, coo.values));
+              self.address, coo.rowIndices, coo.colIndices, coo.values,
+              Shapes.capacity(coo.rowIndices, coo.colIndices, coo.values)));
     }
     return coo;
   }
@@ -218,7 +222,8 @@ public final class SparseMatrix extends NativeHandle {
         new long[Shapes.length(s[0] + 1, "rows + 1")], new int[nnz], new float[nnz]);
     try (Lease self = lease()) {
       SparsefacException.check(
-          Native.sfac_sparse_download_csr(self.address, csr.offsets, csr.indices, csr.values));
+          Native.sfac_sparse_download_csr(self.address, csr.offsets, csr.offsets.length,
+              csr.indices, csr.values, Shapes.capacity(csr.indices, csr.values)));
     }
     return csr;
   }
@@ -231,7 +236,8 @@ public final class SparseMatrix extends NativeHandle {
         new long[Shapes.length(s[1] + 1, "cols + 1")], new int[nnz], new float[nnz]);
     try (Lease self = lease()) {
       SparsefacException.check(
-          Native.sfac_sparse_download_csc(self.address, csc.offsets, csc.indices, csc.values));
+          Native.sfac_sparse_download_csc(self.address, csc.offsets, csc.offsets.length,
+              csc.indices, csc.values, Shapes.capacity(csc.indices, csc.values)));
     }
     return csc;
   }
@@ -240,7 +246,8 @@ public final class SparseMatrix extends NativeHandle {
   public float[] values() {
     float[] values = new float[nnzInt()];
     try (Lease self = lease()) {
-      SparsefacException.check(Native.sfac_sparse_download_coo(self.address, null, null, values));
+      SparsefacException.check(
+          Native.sfac_sparse_download_coo(self.address, null, null, values, values.length));
     }
     return values;
   }
@@ -267,7 +274,8 @@ public final class SparseMatrix extends NativeHandle {
         ? new int[Shapes.length(s[0], "rows")]
         : new int[Shapes.length(s[1], "cols")];
     try (Lease self = lease()) {
-      SparsefacException.check(Native.sfac_sparse_degree_order(self.address, axis.code, order));
+      SparsefacException.check(
+          Native.sfac_sparse_degree_order(self.address, axis.code, order, order.length));
     }
     return order;
   }
@@ -338,8 +346,10 @@ public final class SparseMatrix extends NativeHandle {
         new int[Shapes.length(s[0], "rows")], new int[Shapes.length(s[1], "cols")]);
     try (Lease self = lease()) {
       SparsefacException.check(Native.sfac_sparse_download_bals(self.address, tr[0], tc[0],
-          flags, bals.tilePtr(), bals.tileCol(), bals.segPtr(), bals.segCol(), bals.values(),
-          bals.rowOrder(), bals.colOrder()));
+          flags, bals.tilePtr(), bals.tilePtr().length, bals.tileCol(), bals.tileCol().length,
+          bals.segPtr(), bals.segPtr().length, bals.segCol(), bals.values(),
+          Shapes.capacity(bals.segCol(), bals.values()), bals.rowOrder(),
+          bals.rowOrder().length, bals.colOrder(), bals.colOrder().length));
     }
     return bals;
   }
@@ -390,11 +400,16 @@ public final class SparseMatrix extends NativeHandle {
         Shapes.requireLength(bals.colOrder(), (int) cols, "colOrder", "cols");
       }
     }
+    // The counts passed are the real lengths of the arrays (the library checks them against
+    // tilePtr[tiles] and segPtr[tiles * tileRows]): tileCol's, and segCol's (values', when
+    // segCol is null; checked above to match).
+    long tileColCount = Shapes.capacity(bals.tileCol());
+    long nnz = Shapes.capacity(bals.segCol() != null ? bals.segCol() : bals.values());
     long[] out = new long[1];
     try (Lease c = ctx.lease()) {
       SparsefacException.check(Native.sfac_sparse_create_bals(c.address, rows, cols, tr, tc,
-          bals.tilePtr(), bals.tileCol(), bals.segPtr(), bals.segCol(), bals.values(),
-          bals.rowOrder(), bals.colOrder(), out));
+          bals.tilePtr(), bals.tileCol(), tileColCount, bals.segPtr(), bals.segCol(),
+          bals.values(), nnz, bals.rowOrder(), bals.colOrder(), out));
     }
     return adopt(out);
   }
