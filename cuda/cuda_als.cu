@@ -39,6 +39,9 @@ struct DeviceSide {
   DeviceBuffer<int64_t> segment_begin, first_segment;
   DeviceBuffer<int32_t> segment_row;
   DeviceBuffer<float> segment_largest;  // float16 storage: the largest |rating| per segment
+  // CG solver: the rows as kernels::AlsCgRows lists them (long ones, then short ones).
+  DeviceBuffer<int32_t> cg_rows;
+  int64_t cg_long_count = 0;
   std::vector<int64_t> host_first_segment;
 };
 
@@ -92,6 +95,28 @@ void build_segments(DeviceSide& side, const int64_t* offsets, bool sixteen_bit,
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // the host vectors die at return
 }
 
+// The CG solver's row lists (kernels::AlsCgRows): rows longer than kAlsCgLongRow by decreasing
+// rating count (ties by index), then the others in order; `offsets` is on the device.
+void build_cg_rows(DeviceSide& side, const int64_t* offsets, cudaStream_t stream) {
+  std::vector<int64_t> off(static_cast<size_t>(side.n) + 1);
+  SFAC_CUDA_TRY(cudaMemcpyAsync(off.data(), offsets, off.size() * sizeof(int64_t),
+                                cudaMemcpyDeviceToHost, stream));
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+  std::vector<int32_t> rows, short_rows;
+  for (int64_t r = 0; r < side.n; ++r) {
+    (off[r + 1] - off[r] > kernels::kAlsCgLongRow ? rows : short_rows)
+        .push_back(static_cast<int32_t>(r));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](int32_t a, int32_t b) {
+    return off[a + 1] - off[a] > off[b + 1] - off[b];
+  });
+  side.cg_long_count = static_cast<int64_t>(rows.size());
+  rows.insert(rows.end(), short_rows.begin(), short_rows.end());
+  side.cg_rows = DeviceBuffer<int32_t>(rows.size(), stream);
+  side.cg_rows.upload(rows.data(), rows.size());
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // the host vectors die at return
+}
+
 class CudaAlsTrainer final : public Trainer {
  public:
   CudaAlsTrainer(CudaBackend& backend, const CudaSparseMatrix& ratings,
@@ -142,6 +167,10 @@ class CudaAlsTrainer final : public Trainer {
     const bool sixteen_bit = options.factor_dtype != SFAC_DTYPE_FLOAT32;
     build_segments(users_, users_.offsets, sixteen_bit, own);
     build_segments(items_, items_.offsets, sixteen_bit, own);
+    if (options.solver == SFAC_SOLVER_CG) {
+      build_cg_rows(users_, users_.offsets, own);
+      build_cg_rows(items_, items_.offsets, own);
+    }
     for (auto [side, which] : {std::pair(&users_, FactorSide::users),
                                std::pair(&items_, FactorSide::items)}) {
       const std::vector<float> host =
@@ -249,7 +278,7 @@ class CudaAlsTrainer final : public Trainer {
                                          4 * int64_t{sizeof(float)};
     return int64_t{sizeof(float)} * (2 * ratings.nnz() + factors + d_ * d_) + half_bytes +
            segments * int64_t{sizeof(int64_t) + sizeof(int32_t) + sizeof(float)} +
-           (rows + 2) * int64_t{sizeof(int64_t)} +
+           (rows + 2) * int64_t{sizeof(int64_t)} + rows * int64_t{sizeof(int32_t)} +
            2 * kernels::als_objective_blocks() * int64_t{sizeof(double)};
   }
 
@@ -319,7 +348,12 @@ class CudaAlsTrainer final : public Trainer {
     if (implicit_) gram(other);
     const kernels::AlsHalfSweep s = half_sweep(self, other);
     if (options_.solver == SFAC_SOLVER_CG) {
-      kernels::launch_als_conjugate_gradient(s, options_.cg_steps, stream());
+      kernels::AlsCgRows rows;
+      rows.long_rows = self.cg_rows.data();
+      rows.long_count = self.cg_long_count;
+      rows.short_rows = self.cg_rows.data() + self.cg_long_count;
+      rows.short_count = self.n - self.cg_long_count;
+      kernels::launch_als_conjugate_gradient(s, options_.cg_steps, rows, stream());
       return;
     }
     const int64_t slots = std::min(batch_, self.host_first_segment.back());

@@ -259,7 +259,8 @@ TEST_F(CudaAlsLimits, SingularSystemsStayFinite) {
 
 // Items with thousands of ratings (rows of several segments, added up in order) and a memory
 // limit that leaves room for a few dozen systems of 200 unknowns (many batches per half-sweep).
-TEST_F(CudaAlsLimits, LongRowsAndSmallBatchesGiveTheCpuTrainersFactors) {
+// 3000 x 60, 85% dense: items with about 2550 ratings each.
+Triplets long_item_rows() {
   Triplets data{3000, 60, {}, {}, {}};
   std::mt19937_64 g(test_seed());
   std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -272,6 +273,11 @@ TEST_F(CudaAlsLimits, LongRowsAndSmallBatchesGiveTheCpuTrainersFactors) {
       }
     }
   }
+  return data;
+}
+
+TEST_F(CudaAlsLimits, LongRowsAndSmallBatchesGiveTheCpuTrainersFactors) {
+  const Triplets data = long_item_rows();
   const Case c{kAls, kChol, 200, true, kWeighted};
   const int64_t system = (201 * 201 + 201) * 4;
   // The trainer's data here is about 4 MB (values twice, factors, segments).
@@ -282,6 +288,19 @@ TEST_F(CudaAlsLimits, LongRowsAndSmallBatchesGiveTheCpuTrainersFactors) {
   EXPECT_LT(relative_error(gpu.users, cpu.users), 1e-4);
   EXPECT_LT(relative_error(gpu.items, cpu.items), 1e-4);
   EXPECT_LT(relative_error(gpu.item_bias, cpu.item_bias), 1e-4);
+}
+
+// Rows past kAlsCgLongRow ratings take the CG kernel's 16-warp blocks.
+TEST_F(CudaAlsLimits, LongRowsGiveTheCpuTrainersFactorsWithCg) {
+  const Triplets data = long_item_rows();
+  for (const Case& c : {Case{kAls, kCg, 33, true, kWeighted}, Case{kIals, kCg, 100, false, kPlain}}) {
+    SCOPED_TRACE(case_name(::testing::TestParamInfo<Case>(c, 0)));
+    const Trained cpu = train_once(SFAC_BACKEND_CPU, data, c);
+    const Trained gpu = train_once(SFAC_BACKEND_CUDA, data, c);
+    ASSERT_EQ(gpu.items.size(), cpu.items.size());
+    EXPECT_LT(relative_error(gpu.users, cpu.users), 1e-4);
+    EXPECT_LT(relative_error(gpu.items, cpu.items), 1e-4);
+  }
 }
 
 TEST_F(CudaAlsLimits, AMemoryLimitBelowTheDataIsOutOfMemoryAndTheContextStaysUsable) {

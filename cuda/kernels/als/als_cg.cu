@@ -2,15 +2,16 @@
 // matrix: A v = (G + reg I) v + sum_j w_j (y_j . v) y_j, the sparse part one warp per rating
 // (a shuffle-reduced dot, then an axpy into the warp's own partial vector), the partials summed
 // in a fixed order so that results do not depend on scheduling. Same iteration as the CPU
-// trainer's RowSolver::solve_cg.
+// trainer's RowSolver::solve_cg. A row cannot be split between blocks (every step needs all of
+// A p), so long rows get blocks of 16 warps and go first, longest first, where they would
+// otherwise finish long after the rest of the grid.
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
 
 namespace sfac::cuda::kernels {
 namespace {
 
-constexpr int kWarps = 4;
-constexpr int kThreads = kWarps * 32;
+constexpr int kShortWarps = 4, kLongWarps = 16;
 
 __device__ float warp_sum(float v) {
 #pragma unroll
@@ -19,6 +20,7 @@ __device__ float warp_sum(float v) {
 }
 
 // The sum of v over the block, in every thread.
+template <int kWarps>
 __device__ float block_sum(float v, float* scratch) {
   v = warp_sum(v);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -31,13 +33,15 @@ __device__ float block_sum(float v, float* scratch) {
   return total;
 }
 
+template <int kWarps>
 __device__ float block_dot(const float* x, const float* y, int64_t d, float* scratch) {
   float v = 0.0f;
-  for (int64_t t = threadIdx.x; t < d; t += kThreads) v = fmaf(x[t], y[t], v);
-  return block_sum(v, scratch);
+  for (int64_t t = threadIdx.x; t < d; t += kWarps * 32) v = fmaf(x[t], y[t], v);
+  return block_sum<kWarps>(v, scratch);
 }
 
 // out = sign * ((G + reg I) v) + (residual ? sum_j (c_j - w_j y_j.v) y_j : sum_j w_j (y_j.v) y_j)
+template <int kWarps>
 __device__ void apply(const AlsHalfSweep& s, int64_t begin, int64_t end, float reg, const float* v,
                       bool residual, float* out, float* partial) {
   const int64_t d = s.d;
@@ -57,7 +61,7 @@ __device__ void apply(const AlsHalfSweep& s, int64_t begin, int64_t end, float r
     for (int64_t t = lane; t < d; t += 32) mine[t] = fmaf(coef, __ldg(y + t), mine[t]);
   }
   __syncthreads();
-  for (int64_t t = threadIdx.x; t < d; t += kThreads) {
+  for (int64_t t = threadIdx.x; t < d; t += kWarps * 32) {
     float dense = reg * v[t];
     if (s.gram) {
       // Row t of G read as column t (G is symmetric): consecutive threads, consecutive words.
@@ -71,10 +75,14 @@ __device__ void apply(const AlsHalfSweep& s, int64_t begin, int64_t end, float r
   __syncthreads();
 }
 
-__global__ void __launch_bounds__(kThreads) cg_kernel(AlsHalfSweep s, int64_t steps) {
+// Block b solves row rows[b].
+template <int kWarps>
+__global__ void __launch_bounds__(kWarps * 32)
+    cg_kernel(AlsHalfSweep s, int64_t steps, const int32_t* rows) {
+  constexpr int kThreads = kWarps * 32;
   extern __shared__ __align__(16) float smem[];
   __shared__ float scratch[kWarps];
-  const int64_t d = s.d, row = blockIdx.x;
+  const int64_t d = s.d, row = rows[blockIdx.x];
   const int64_t begin = s.offsets[row], end = s.offsets[row + 1];
   if (begin == end) {
     als_zero_row(s, row);
@@ -91,19 +99,19 @@ __global__ void __launch_bounds__(kThreads) cg_kernel(AlsHalfSweep s, int64_t st
   }
   __syncthreads();
   const float reg = als_regularization(s, end - begin);
-  apply(s, begin, end, reg, x, true, r, partial);  // r = b - A x
+  apply<kWarps>(s, begin, end, reg, x, true, r, partial);  // r = b - A x
   for (int64_t t = threadIdx.x; t < d; t += kThreads) p[t] = r[t];
-  float rs_old = block_dot(r, r, d, scratch);
+  float rs_old = block_dot<kWarps>(r, r, d, scratch);
   for (int64_t step = 0; step < steps && rs_old > 1e-20f; ++step) {
-    apply(s, begin, end, reg, p, false, ap, partial);
-    const float p_ap = block_dot(p, ap, d, scratch);
+    apply<kWarps>(s, begin, end, reg, p, false, ap, partial);
+    const float p_ap = block_dot<kWarps>(p, ap, d, scratch);
     if (!(p_ap > 0.0f)) break;  // singular direction: keep what we have
     const float alpha = rs_old / p_ap;
     for (int64_t t = threadIdx.x; t < d; t += kThreads) {
       x[t] = fmaf(alpha, p[t], x[t]);
       r[t] = fmaf(-alpha, ap[t], r[t]);
     }
-    const float rs_new = block_dot(r, r, d, scratch);
+    const float rs_new = block_dot<kWarps>(r, r, d, scratch);
     const float beta = rs_new / rs_old;
     for (int64_t t = threadIdx.x; t < d; t += kThreads) p[t] = fmaf(beta, p[t], r[t]);
     __syncthreads();
@@ -119,15 +127,26 @@ __global__ void __launch_bounds__(kThreads) cg_kernel(AlsHalfSweep s, int64_t st
   }
 }
 
+template <int kWarps>
+void launch(const AlsHalfSweep& s, int64_t cg_steps, const int32_t* rows, int64_t count,
+            cudaStream_t stream) {
+  if (count <= 0) return;
+  const size_t shared = static_cast<size_t>((4 + kWarps) * s.d) * sizeof(float);
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(cg_kernel<kWarps>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(shared)));
+  cg_kernel<kWarps><<<static_cast<unsigned>(count), kWarps * 32, shared, stream>>>(s, cg_steps,
+                                                                                    rows);
+  SFAC_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
-void launch_als_conjugate_gradient(const AlsHalfSweep& s, int64_t cg_steps, cudaStream_t stream) {
+void launch_als_conjugate_gradient(const AlsHalfSweep& s, int64_t cg_steps, const AlsCgRows& rows,
+                                   cudaStream_t stream) {
   if (s.rows <= 0) return;
-  const size_t shared = static_cast<size_t>((4 + kWarps) * s.d) * sizeof(float);
-  SFAC_CUDA_TRY(cudaFuncSetAttribute(cg_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(shared)));
-  cg_kernel<<<static_cast<unsigned>(s.rows), kThreads, shared, stream>>>(s, cg_steps);
-  SFAC_CUDA_CHECK_LAUNCH();
+  launch<kLongWarps>(s, cg_steps, rows.long_rows, rows.long_count, stream);
+  launch<kShortWarps>(s, cg_steps, rows.short_rows, rows.short_count, stream);
 }
 
 }  // namespace sfac::cuda::kernels

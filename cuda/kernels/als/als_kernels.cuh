@@ -77,9 +77,20 @@ bool als_cholesky_on_tensor_cores(int64_t d);
 // Floats of one system's slot of `a` (its matrix, in the layout above).
 int64_t als_system_floats(int64_t d);
 
+// The rows of a half-sweep split for the conjugate-gradient kernel (device arrays): those with
+// more than kAlsCgLongRow ratings, longest first, and the others.
+constexpr int64_t kAlsCgLongRow = 1024;
+struct AlsCgRows {
+  const int32_t* long_rows = nullptr;
+  int64_t long_count = 0;
+  const int32_t* short_rows = nullptr;
+  int64_t short_count = 0;
+};
+
 // cg_steps of conjugate gradient on every row, from the row's current value (warm start),
 // never forming the matrices.
-void launch_als_conjugate_gradient(const AlsHalfSweep& s, int64_t cg_steps, cudaStream_t stream);
+void launch_als_conjugate_gradient(const AlsHalfSweep& s, int64_t cg_steps, const AlsCgRows& rows,
+                                   cudaStream_t stream);
 
 // The largest d the Cholesky and CG kernels take.
 constexpr int64_t kAlsMaxUnknowns = 2048;

@@ -157,31 +157,13 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = g + 8 * half, c = 8 * h + 2 * t;
-        const int i = 16 * mine.row[p] + r, j = 16 * mine.col[p] + c;
+        const int i = 16 * mine.row[p] + r, j = 16 * mine.col[p] + c;  // for b
         const float v0 = acc[p][h][2 * half], v1 = acc[p][h][2 * half + 1];
         if (i == d) {
           if (j < d) b[local * d + j] = v0;
           if (j + 1 < d) b[local * d + j + 1] = v1;
         }
-        if (tiled) {
-          if (mine.row[p] < tiles) {
-            *reinterpret_cast<float2*>(A + als_tile_start(mine.row[p], mine.col[p]) +
-                                       als_tile_offset(r, c)) =
-                make_float2(i < d && j < d ? entry(i, j, v0) : 0.0f,
-                            i < d && j + 1 < d ? entry(i, j + 1, v1) : 0.0f);
-          }
-        } else if (i < d) {
-          // Both triangles, row-major, for the Cholesky kernels that read them.
-#pragma unroll
-          for (int u = 0; u < 2; ++u) {
-            const int jj = j + u;
-            if (jj <= i) {
-              const float v = entry(i, jj, u == 0 ? v0 : v1);
-              A[int64_t{i} * d + jj] = v;
-              A[int64_t{jj} * d + i] = v;
-            }
-          }
-        }
+        store_system_pair(A, tiled, d, tiles, mine.row[p], mine.col[p], r, c, v0, v1, entry);
       }
     }
   }

@@ -1,12 +1,14 @@
 // The lower triangle of a grid of 16 x 16 blocks (of a system's matrix, or of its tiles), as the
 // ALS kernels walk it: blocks numbered row by row, a thread block's share handed to its warps,
-// and the launch of the normal-equation kernels whose grid that share assumes.
+// the store of a system's entries, and the launch of the normal-equation kernels whose grid
+// that share assumes.
 #pragma once
 
 #include <algorithm>
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/als/als_system_tiles.cuh"
 
 namespace sfac::cuda::kernels {
 
@@ -46,6 +48,33 @@ struct WarpBlocks {
     }
   }
 };
+
+// Stores entries (i, j) and (i, j + 1) of a system's A, at (r, c) and (r, c + 1) of its 16 x 16
+// block (bi, bj), as `entry(i, j, v)` makes them from their sums v0 and v1: in the tile layout
+// (als_system_tiles.cuh; zeros past d, blocks from `tiles` on left out) when `tiled`, else
+// row-major with both triangles (the Cholesky kernels that read them), lower entries only.
+template <typename Entry>
+__device__ inline void store_system_pair(float* A, bool tiled, int d, int tiles, int bi, int bj,
+                                         int r, int c, float v0, float v1, Entry entry) {
+  const int i = 16 * bi + r, j = 16 * bj + c;
+  if (tiled) {
+    if (bi < tiles) {
+      *reinterpret_cast<float2*>(A + als_tile_start(bi, bj) + als_tile_offset(r, c)) =
+          make_float2(i < d && j < d ? entry(i, j, v0) : 0.0f,
+                      i < d && j + 1 < d ? entry(i, j + 1, v1) : 0.0f);
+    }
+  } else if (i < d) {
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      const int jj = j + u;
+      if (jj <= i) {
+        const float v = entry(i, jj, u == 0 ? v0 : v1);
+        A[int64_t{i} * d + jj] = v;
+        A[int64_t{jj} * d + i] = v;
+      }
+    }
+  }
+}
 
 // Launches a normal-equations kernel over the batch: one thread block per (segment, chunk of
 // kMaxWarps * kBlocksPerWarp blocks), as WarpBlocks reads the grid, with as many warps as the
