@@ -127,6 +127,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 
   float acc[kBlocksPerWarp][2][4] = {};
   if (begin < end) issue(begin, 0);
+  // A row's first segment starts from G, in the scaled units of the sums.
+  if (s.gram && first) add_gram_to_blocks(s.gram, d, weight_scale, mine, acc);
   int slot = 0;
   // ldmatrix row addresses of this lane within a 16-rating step: the left operand reads
   // matrices (ratings 0-7 | 8-15) x (dimensions 0-7 | 8-15) in the order a0, a1 (+8 dims),
@@ -193,7 +195,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
   // Entry (i, j) of A from its sum v.
   auto entry = [&](int i, int j, float v) {
     if (kWeighted) v *= unscale_rows;
-    if (s.gram && first) v += s.gram[int64_t{i} * d + j];
     return i == j ? v + reg : v;
   };
   const int tiles = static_cast<int>(als_tile_rows(d));

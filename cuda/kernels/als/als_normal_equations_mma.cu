@@ -94,6 +94,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 
   float acc[kBlocksPerWarp][2][4] = {};
   if (begin < end) issue(begin, 0);
+  if (s.gram && first) add_gram_to_blocks(s.gram, d, 1.0f, mine, acc);  // a row starts from G
   int slot = 0;
   for (int64_t e0 = begin; e0 < end; e0 += kStage, slot ^= 1) {
     const int n = static_cast<int>(end - e0 < kStage ? end - e0 : kStage);
@@ -143,10 +144,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 
   const float reg = first ? als_regularization(s, s.offsets[row + 1] - s.offsets[row]) : 0.0f;
   // Entry (i, j) of A from its sum v.
-  auto entry = [&](int i, int j, float v) {
-    if (s.gram && first) v += s.gram[int64_t{i} * d + j];
-    return i == j ? v + reg : v;
-  };
+  auto entry = [&](int i, int j, float v) { return i == j ? v + reg : v; };
   const int tiles = static_cast<int>(als_tile_rows(d));
   float* A = a + local * (tiled ? als_tile_count(tiles) * kAlsTileFloats : int64_t{d} * d);
 #pragma unroll

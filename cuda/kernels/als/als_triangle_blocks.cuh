@@ -49,6 +49,31 @@ struct WarpBlocks {
   }
 };
 
+// Adds scale * G (d x d, row-major) to a warp's accumulators of its blocks: acc[p][h][2 * half
+// + e] holds entry (16 row[p] + g + 8 half, 16 col[p] + 8 h + 2 t + e), g = lane / 4, t = lane
+// % 4 (the mma layout). Done before the sums rather than at the stores: there, each load of G
+// would wait behind the stores before it (they may alias), one L2 round trip an entry.
+template <int kBlocksPerWarp, typename Blocks>
+__device__ inline void add_gram_to_blocks(const float* gram, int d, float scale, const Blocks& mine,
+                                          float (&acc)[kBlocksPerWarp][2][4]) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int p = 0; p < kBlocksPerWarp; ++p) {
+    if (p >= mine.count) break;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int i = 16 * mine.row[p] + g + 8 * half, j = 16 * mine.col[p] + 8 * h + 2 * t;
+        if (i < d) {
+          if (j < d) acc[p][h][2 * half] += scale * __ldg(gram + int64_t{i} * d + j);
+          if (j + 1 < d) acc[p][h][2 * half + 1] += scale * __ldg(gram + int64_t{i} * d + j + 1);
+        }
+      }
+    }
+  }
+}
+
 // Stores entries (i, j) and (i, j + 1) of a system's A, at (r, c) and (r, c + 1) of its 16 x 16
 // block (bi, bj), as `entry(i, j, v)` makes them from their sums v0 and v1: in the tile layout
 // (als_system_tiles.cuh; zeros past d, blocks from `tiles` on left out) when `tiled`, else
