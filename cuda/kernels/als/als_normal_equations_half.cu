@@ -35,9 +35,10 @@ constexpr int kMaxSharedBytes = 100 * 1024;
 // Scaled targets and weighted rows stay below this magnitude (float16's largest is 65504).
 constexpr int kScaledExponent = 14;
 
-// Bytes of one staged buffer: kStage rows of `lead` 16-bit values, then kStage weights.
+// Bytes of one staged buffer: kStage rows of `lead` 16-bit values, then kStage weights and the
+// kStage indices of the rows (-1 past the segment).
 __host__ __device__ constexpr int buffer_bytes(int lead) {
-  return kStage * lead * 2 + kStage * 4;
+  return kStage * lead * 2 + kStage * 4 + kStage * 4;
 }
 
 // A power of two that brings magnitudes up to `largest` below 2^kScaledExponent (and small ones
@@ -89,9 +90,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
     for (int col = targets + 2; col < padded; ++col) z[col] = 0;
   }
 
-  // Queues ratings [e0, e0 + kStage) into buffer `slot`: weights and targets directly, the
-  // stored rows by cp.async in 16-byte pieces, piece i of the buffer (rating i / pieces) to
-  // thread i % blockDim.x; the quotient and remainder are stepped, not divided, per piece.
+  // Queues ratings [e0, e0 + kStage) into buffer `slot`: weights, targets and row indices
+  // directly, then (after a barrier) the stored rows by cp.async in 16-byte pieces, piece i of
+  // the buffer (rating i / pieces) to thread i % blockDim.x; the quotient and remainder are
+  // stepped, not divided, per piece. The indices go through shared memory so that each thread
+  // waits for one round of global loads, not one per piece (a load cannot pass the cp.async
+  // before it).
   const int pieces = targets / 8;
   const int first_rating = static_cast<int>(threadIdx.x) / pieces;
   const int first_piece = static_cast<int>(threadIdx.x) % pieces;
@@ -100,20 +104,27 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
   auto issue = [&](int64_t e0, int slot) {
     auto* z = reinterpret_cast<uint16_t*>(smem + slot * bytes);
     auto* w = reinterpret_cast<float*>(smem + slot * bytes + kStage * lead * 2);
+    auto* other = reinterpret_cast<int32_t*>(w + kStage);
     for (int j = threadIdx.x; j < kStage; j += blockDim.x) {
       float wj = 0.0f, cj = 0.0f;
-      if (e0 + j < end) als_weight_target(s, s.values[e0 + j], s.others[e0 + j], &wj, &cj);
+      int32_t o = -1;
+      if (e0 + j < end) {
+        o = s.others[e0 + j];
+        als_weight_target(s, s.values[e0 + j], o, &wj, &cj);
+      }
+      other[j] = o;
       w[j] = wj * weight_scale;
       const float scaled = cj * target_scale;
       const uint16_t hi = detail::to_16bit<kBf16>(scaled);
       z[j * lead + targets] = hi;
       z[j * lead + targets + 1] = detail::to_16bit<kBf16>(scaled - detail::from_16bit<kBf16>(hi));
     }
+    __syncthreads();
     int rating = first_rating, piece = first_piece;
     while (rating < kStage) {
-      const bool valid = e0 + rating < end;
-      const uint16_t* y =
-          s.fixed_half + (valid ? int64_t{s.others[e0 + rating]} * targets : 0) + 8 * piece;
+      const int32_t o = other[rating];
+      const bool valid = o >= 0;
+      const uint16_t* y = s.fixed_half + (valid ? int64_t{o} * targets : 0) + 8 * piece;
       detail::cp_async16(z + rating * lead + 8 * piece, y, valid);
       rating += rating_step;
       piece += piece_step;

@@ -30,7 +30,11 @@ static_assert(kLead % 32 == 8);
 constexpr int kMaxWarps = 8;
 constexpr int kMaxSharedBytes = 100 * 1024;
 
-__host__ __device__ constexpr int buffer_floats(int padded) { return padded * kLead + kStage; }
+// Floats of one staged buffer: the transposed rows, kStage weights, kStage row indices (-1 past
+// the segment).
+__host__ __device__ constexpr int buffer_floats(int padded) {
+  return padded * kLead + 2 * kStage;
+}
 
 __device__ inline void split4(const float (&x)[4], uint32_t (&big)[4], uint32_t (&small)[4]) {
 #pragma unroll
@@ -69,22 +73,32 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
     }
   }
 
-  // Queues ratings [e0, e0 + kStage) into buffer `slot`: weights and targets directly, the
-  // factor rows by cp.async, a warp instruction covering 8 ratings x 4 dimensions.
+  // Queues ratings [e0, e0 + kStage) into buffer `slot`: weights, targets and row indices
+  // directly, then (after a barrier) the factor rows by cp.async, a warp instruction covering 8
+  // ratings x 4 dimensions. The indices go through shared memory so that each thread waits for
+  // one round of global loads, not one per group (a load cannot pass the cp.async before it).
   auto issue = [&](int64_t e0, int slot) {
     float* zt = smem + slot * buffer;
     float* w = zt + padded * kLead;
+    auto* other = reinterpret_cast<int32_t*>(w + kStage);
     for (int j = threadIdx.x; j < kStage; j += blockDim.x) {
       float wj = 0.0f, cj = 0.0f;
-      if (e0 + j < end) als_weight_target(s, s.values[e0 + j], s.others[e0 + j], &wj, &cj);
+      int32_t o = -1;
+      if (e0 + j < end) {
+        o = s.others[e0 + j];
+        als_weight_target(s, s.values[e0 + j], o, &wj, &cj);
+      }
+      other[j] = o;
       w[j] = wj;
       zt[d * kLead + j] = cj;
     }
+    __syncthreads();
     const int dim_groups = (d + 3) / 4;
     for (int group = 0; group < kStage / 8; ++group) {
       const int rating = group * 8 + (lane & 7);
-      const bool valid = e0 + rating < end;
-      const float* y = s.fixed + (valid ? int64_t{s.others[e0 + rating]} * s.stride : 0);
+      const int32_t o = other[rating];
+      const bool valid = o >= 0;
+      const float* y = s.fixed + (valid ? int64_t{o} * s.stride : 0);
       for (int dim = 4 * warp + (lane >> 3); dim < 4 * dim_groups; dim += 4 * warps) {
         if (dim < d) detail::cp_async4(zt + dim * kLead + rating, y + dim, valid);
       }
