@@ -287,6 +287,12 @@ check "binary bytes: escaped in the message" has "invalid column id '\\\\x01\\\\
 check "binary bytes: no raw control byte reaches the terminal" test "$(tr -d '\n' <err | tr -d '[:print:]' | wc -c)" -eq 0
 printf '1 1 1\n1 1 2\n' >dup.txt
 run 2 "duplicate entries" train als dup.txt -o x.sfm
+check "duplicate entries: both lines named" \
+  has "dup.txt:2: duplicate entry (row 1, col 1), first given on line 1 (pass --sum-duplicates to sum duplicates)" err
+printf '# ratings\n1 1 5\n2 2 3\n1 1 4\n' >dup3.txt
+run 2 "convert: duplicate entries" convert dup3.txt dup3.mtx --one-based
+check "convert: duplicate entries: ids as written, lines counting the comment" \
+  has "dup3.txt:4: duplicate entry (row 1, col 1), first given on line 2 (pass --sum-duplicates to sum duplicates)" err
 run 0 "--sum-duplicates" train als dup.txt -o x.sfm --sum-duplicates --rank 1 --iters 1
 
 echo "cli_test: $passed passed, $failed failed"

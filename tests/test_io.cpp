@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "fault_injection.h"
 #include "sfac_test.h"
 
 using namespace sfac_test;
@@ -149,7 +150,18 @@ class IoCsv : public IoTest {};
 class IoAuto : public IoTest {};
 class IoMatrixMarket : public IoTest {};
 class IoRemap : public IoTest {};
-class IoDuplicates : public IoTest {};
+class IoDuplicates : public IoTest {
+ protected:
+  static constexpr const char* kHint = " (pass SFAC_SPARSE_SUM_DUPLICATES to sum duplicates)";
+
+  // Reads a file that must fail on a duplicate entry, with exactly `message`.
+  void expect_duplicate(const std::string& path, sfac_file_format format, uint32_t flags,
+                        const std::string& message) {
+    sfac_clear_last_error();
+    EXPECT_EQ(try_read(path, format, flags), SFAC_ERR_DUPLICATE_ENTRY);
+    EXPECT_EQ(std::string(sfac_last_error()), message);
+  }
+};
 class IoWrite : public IoTest {};
 class IoErrors : public IoTest {};
 
@@ -629,27 +641,211 @@ TEST_F(IoRemap, RandomFilesMatchAReferenceModel) {
 
 TEST_F(IoDuplicates, AreAnErrorByDefaultAndSummedOnRequest) {
   const auto path = write("dup.txt", "0 0 1\n1 1 1\n0 0 2.5\n");
-  SFAC_EXPECT_ERROR(SFAC_ERR_DUPLICATE_ENTRY, "duplicate entry (row 0, col 0)",
-                    try_read(path, SFAC_FORMAT_TRIPLETS));
+  expect_duplicate(path, SFAC_FORMAT_TRIPLETS, 0,
+                   path + ":3: duplicate entry (row 0, col 0), first given on line 1" + kHint);
   expect_matrix(read(path, SFAC_FORMAT_TRIPLETS, SFAC_SPARSE_SUM_DUPLICATES), 2, 2,
                 {{0, 0, 3.5f}, {1, 1, 1.f}});
 }
 
-TEST_F(IoDuplicates, SymmetricFileListingBothTriangles) {
-  const auto path = write("s.mtx",
-                          "%%MatrixMarket matrix coordinate real symmetric\n"
-                          "2 2 2\n2 1 1\n1 2 2\n");
-  SFAC_EXPECT_STATUS(SFAC_ERR_DUPLICATE_ENTRY, try_read(path, SFAC_FORMAT_MATRIX_MARKET));
-  expect_matrix(read(path, SFAC_FORMAT_MATRIX_MARKET, SFAC_SPARSE_SUM_DUPLICATES), 2, 2,
-                {{0, 1, 3.f}, {1, 0, 3.f}});
+// Lines are physical lines, as an editor numbers them: comments, blank lines and the CR of a
+// CRLF ending count as they do in parse errors, so the entries' positions (0 and 3) differ.
+TEST_F(IoDuplicates, TripletLinesCountCommentsAndBlankLines) {
+  for (const std::string eol : {"\n", "\r\n"}) {
+    SCOPED_TRACE(eol == "\n" ? "LF" : "CRLF");
+    const auto path =
+        write("dup.txt", "# user item rating" + eol + eol + "0 5 1" + eol + "# note" + eol +
+                             "3 2 1" + eol + eol + "3 5 2" + eol + "0 5 4" + eol + "# end" + eol);
+    expect_duplicate(path, SFAC_FORMAT_TRIPLETS, 0,
+                     path + ":8: duplicate entry (row 0, col 5), first given on line 3" + kHint);
+  }
+}
+
+// The reported duplicate is the first in (row, col) order, whatever the order in the file and
+// however far apart its two lines are.
+TEST_F(IoDuplicates, FarApartInALargeFile) {
+  ctx_ = make_cpu_context(4);
+  std::string text;
+  int64_t line = 0;
+  int64_t row2_line = 0;
+  auto add = [&](const std::string& s) {
+    text += s;
+    ++line;
+  };
+  constexpr int kRows = 200000;
+  for (int r = 0; r < kRows; ++r) {
+    if (r % 1000 == 0) add("# block " + std::to_string(r / 1000) + "\n");
+    if (r == 2) row2_line = line + 1;
+    add(std::to_string(r) + " " + std::to_string(r % 97) + " 1\n");
+  }
+  add("6 6 2\n");
+  const int64_t row6_again = line;
+  add("2 2 2\n");
+  const int64_t row2_again = line;
+  const auto path = write("big.txt", text);
+  ASSERT_GT(row2_again, row6_again);
+  expect_duplicate(path, SFAC_FORMAT_TRIPLETS, 0,
+                   path + ":" + std::to_string(row2_again) +
+                       ": duplicate entry (row 2, col 2), first given on line " +
+                       std::to_string(row2_line) + kHint);
+}
+
+// Messages give the ids as the file has them, not the matrix indices they became.
+TEST_F(IoDuplicates, OneBasedFilesNameTheIdsAsWritten) {
+  const auto path = write("u.data", "3 4 5\n1 1 3\n3 4 4\n");
+  expect_duplicate(path, SFAC_FORMAT_TRIPLETS, SFAC_READ_ONE_BASED,
+                   path + ":3: duplicate entry (row 3, col 4), first given on line 1" + kHint);
 }
 
 TEST_F(IoDuplicates, AfterRemapping) {
-  const auto path = write("dup.txt", "100 7 1\n100 7 2\n");
-  SFAC_EXPECT_STATUS(SFAC_ERR_DUPLICATE_ENTRY,
-                     try_read(path, SFAC_FORMAT_TRIPLETS, SFAC_READ_REMAP_IDS));
+  const auto path = write("dup.txt", "100 7 1\n9000000000 7 5\n100 7 2\n");
+  expect_duplicate(path, SFAC_FORMAT_TRIPLETS, SFAC_READ_REMAP_IDS,
+                   path + ":3: duplicate entry (row 100, col 7), first given on line 1" + kHint);
   expect_matrix(read(path, SFAC_FORMAT_TRIPLETS, SFAC_READ_REMAP_IDS | SFAC_SPARSE_SUM_DUPLICATES),
-                1, 1, {{0, 0, 3.f}});
+                2, 1, {{0, 0, 3.f}, {1, 0, 5.f}});
+  const auto one_based = write("one.txt", "9000000000 1 1\n5 2 5\n9000000000 1 2\n");
+  expect_duplicate(
+      one_based, SFAC_FORMAT_TRIPLETS, SFAC_READ_REMAP_IDS | SFAC_READ_ONE_BASED,
+      one_based + ":3: duplicate entry (row 9000000000, col 1), first given on line 1" + kHint);
+}
+
+// The banner, the comments and the size line count; ids are Matrix Market's one-based ones.
+TEST_F(IoDuplicates, MatrixMarketLinesCountTheHeaderAndComments) {
+  const auto path = write("m.mtx",
+                          "%%MatrixMarket matrix coordinate real general\n"
+                          "% comment\n"
+                          "%\n"
+                          "3 4 4\n"
+                          "1 2 1\n"
+                          "3 4 1\n"
+                          "% between\n"
+                          "\n"
+                          "1 2 5\n"
+                          "2 2 1\n");
+  expect_duplicate(path, SFAC_FORMAT_MATRIX_MARKET, 0,
+                   path + ":9: duplicate entry (row 1, col 2), first given on line 5" + kHint);
+  expect_duplicate(path, SFAC_FORMAT_AUTO, SFAC_READ_REMAP_IDS,
+                   path + ":9: duplicate entry (row 1, col 2), first given on line 5" + kHint);
+  const auto pattern = write("p.mtx",
+                             "%%MatrixMarket matrix coordinate pattern general\n"
+                             "2 2 3\n2 1\n1 1\n2 1\n");
+  expect_duplicate(pattern, SFAC_FORMAT_MATRIX_MARKET, 0,
+                   pattern + ":5: duplicate entry (row 2, col 1), first given on line 3" + kHint);
+}
+
+// A symmetric file gives (j, i) for its (i, j): the message says which line did, since
+// searching the file for the reported entry would not find it there.
+TEST_F(IoDuplicates, SymmetricFilesNameTheMirroringLine) {
+  const std::string banner = "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n";
+  const auto first_mirrored = write("s1.mtx", banner + "2 1 1\n1 2 2\n");
+  expect_duplicate(first_mirrored, SFAC_FORMAT_MATRIX_MARKET, 0,
+                   first_mirrored +
+                       ":4: duplicate entry (row 1, col 2), first given on line 3; symmetric "
+                       "file: line 3 gives it as its mirror (row 2, col 1)" +
+                       kHint);
+  expect_matrix(read(first_mirrored, SFAC_FORMAT_MATRIX_MARKET, SFAC_SPARSE_SUM_DUPLICATES), 2, 2,
+                {{0, 1, 3.f}, {1, 0, 3.f}});
+  const auto second_mirrored = write("s2.mtx", banner + "1 2 1\n2 1 2\n");
+  expect_duplicate(second_mirrored, SFAC_FORMAT_MATRIX_MARKET, 0,
+                   second_mirrored +
+                       ":4: duplicate entry (row 1, col 2), first given on line 3; symmetric "
+                       "file: line 4 gives it as its mirror (row 2, col 1)" +
+                       kHint);
+  const auto both_mirrored = write("s3.mtx", banner + "2 1 1\n2 1 2\n");
+  expect_duplicate(both_mirrored, SFAC_FORMAT_MATRIX_MARKET, 0,
+                   both_mirrored +
+                       ":4: duplicate entry (row 1, col 2), first given on line 3; symmetric "
+                       "file: lines 3 and 4 give it as its mirror (row 2, col 1)" +
+                       kHint);
+  const auto diagonal = write("s4.mtx", banner + "% c\n2 2 1\n2 2 2\n");
+  expect_duplicate(diagonal, SFAC_FORMAT_MATRIX_MARKET, 0,
+                   diagonal + ":5: duplicate entry (row 2, col 2), first given on line 4" + kHint);
+}
+
+TEST_F(IoDuplicates, MovieLensDatAndCsvLines) {
+  const auto dat = write("ratings.dat",
+                         "1::2::5::978300760\n"
+                         "3::4::1::978300761\n"
+                         "1::2::4::978300762\n");
+  expect_duplicate(dat, SFAC_FORMAT_MOVIELENS_DAT, SFAC_READ_ONE_BASED,
+                   dat + ":3: duplicate entry (row 1, col 2), first given on line 1" + kHint);
+  expect_duplicate(dat, SFAC_FORMAT_AUTO, 0,
+                   dat + ":3: duplicate entry (row 1, col 2), first given on line 1" + kHint);
+  // The header is line 1.
+  const auto csv = write("ratings.csv",
+                         "userId,movieId,rating,timestamp\n"
+                         "1,31,2.5,1260759144\n"
+                         "# comment\n"
+                         "1,1029,3.0,1260759179\n"
+                         "1,31,4.0,1260759185\n");
+  expect_duplicate(csv, SFAC_FORMAT_CSV, 0,
+                   csv + ":5: duplicate entry (row 1, col 31), first given on line 2" + kHint);
+  expect_duplicate(csv, SFAC_FORMAT_AUTO, SFAC_READ_REMAP_IDS,
+                   csv + ":5: duplicate entry (row 1, col 31), first given on line 2" + kHint);
+}
+
+// A pipe cannot be read a second time to find the lines (opening it again would wait for a
+// writer that never comes): the message keeps the input positions and names the file.
+TEST_F(IoDuplicates, PipesKeepInputPositions) {
+  const std::string path = (dir_ / "pipe").string();
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  std::thread writer([&] { std::ofstream(path, std::ios::binary) << "0 0 1\n1 1 1\n0 0 2\n"; });
+  sfac_clear_last_error();
+  const sfac_status status = try_read(path, SFAC_FORMAT_TRIPLETS);
+  writer.join();
+  EXPECT_EQ(status, SFAC_ERR_DUPLICATE_ENTRY);
+  EXPECT_EQ(std::string(sfac_last_error()),
+            path + ": duplicate entry (row 0, col 0) at input positions 0 and 2" + kHint);
+}
+
+// Finding the lines allocates (the file's text, again). Running out of memory there must not
+// turn the duplicate into another error: the message falls back to the input positions.
+TEST_F(IoDuplicates, AllocationFailuresWhileFindingTheLines) {
+  const auto path = write("dup.txt", "0 0 1\n1 1 1\n0 0 2.5\n");
+  const std::string lines =
+      path + ":3: duplicate entry (row 0, col 0), first given on line 1" + kHint;
+  const std::string positions =
+      path + ": duplicate entry (row 0, col 0) at input positions 0 and 2" + kHint;
+  int fallbacks = 0;
+  for (int64_t n = 1; n < 100000; ++n) {
+    sfac_clear_last_error();
+    sfac_test::faults::arm(n);
+    const sfac_status status = try_read(path, SFAC_FORMAT_TRIPLETS);
+    const bool injected = sfac_test::faults::disarm();
+    const std::string message = sfac_last_error();
+    if (!injected) {
+      EXPECT_EQ(status, SFAC_ERR_DUPLICATE_ENTRY);
+      EXPECT_EQ(message, lines);
+      break;
+    }
+    SCOPED_TRACE("allocation " + std::to_string(n) + ": " + message);
+    ASSERT_TRUE(status == SFAC_ERR_DUPLICATE_ENTRY || status == SFAC_ERR_OUT_OF_MEMORY)
+        << sfac_status_string(status);
+    // The message itself may be what could not be allocated: it is then cut short (messages
+    // are formatted through a stream, which stops rather than throws) or empty.
+    if (status == SFAC_ERR_DUPLICATE_ENTRY) {
+      EXPECT_TRUE(lines.compare(0, message.size(), message) == 0 ||
+                  positions.compare(0, message.size(), message) == 0);
+      fallbacks += message == positions;
+    }
+  }
+  EXPECT_GT(fallbacks, 0);
+}
+
+// A CUDA context converts on the device, which reports through the same error: the same lines.
+TEST_F(IoDuplicates, CudaContextsNameTheSameLines) {
+  const std::string missing = backend_missing(SFAC_BACKEND_CUDA);
+  if (!missing.empty()) GTEST_SKIP() << missing;
+  ctx_ = make_context(SFAC_BACKEND_CUDA);
+  const auto path = write("dup.txt", "# c\n3 1 1\n0 0 1\n1 1 1\n3 1 2\n0 0 2.5\n");
+  expect_duplicate(path, SFAC_FORMAT_TRIPLETS, 0,
+                   path + ":6: duplicate entry (row 0, col 0), first given on line 3" + kHint);
+  const auto sym =
+      write("s.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 2 1\n2 1 2\n");
+  expect_duplicate(sym, SFAC_FORMAT_MATRIX_MARKET, 0,
+                   sym +
+                       ":4: duplicate entry (row 1, col 2), first given on line 3; symmetric "
+                       "file: line 4 gives it as its mirror (row 2, col 1)" +
+                       kHint);
 }
 
 // ---- Writing -----------------------------------------------------------------------------------

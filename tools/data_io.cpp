@@ -73,8 +73,19 @@ Ratings read_ratings(sfac_context* ctx, const std::string& path, const ReadOptio
   if (options.sum_duplicates) flags |= SFAC_SPARSE_SUM_DUPLICATES;
   sfac_sparse* raw = nullptr;
   sfac_idmap *row_raw = nullptr, *col_raw = nullptr;
-  SFAC_CLI_CHECK(sfac_read_sparse(ctx, path.c_str(), file_format(options.format), flags, &raw,
-                                  &row_raw, &col_raw));
+  const sfac_status status = sfac_read_sparse(ctx, path.c_str(), file_format(options.format),
+                                              flags, &raw, &row_raw, &col_raw);
+  if (status == SFAC_ERR_DUPLICATE_ENTRY) {
+    // The library's hint names its flag; a user of the tool has an option for it.
+    std::string message = sfac_last_error();
+    const std::string flag_hint = "pass SFAC_SPARSE_SUM_DUPLICATES to sum duplicates";
+    const size_t at = message.find(flag_hint);
+    if (at != std::string::npos) {
+      message.replace(at, flag_hint.size(), "pass --sum-duplicates to sum duplicates");
+    }
+    fail(status, "sfac_read_sparse", message);
+  }
+  ::sfac_cli::check(status, "sfac_read_sparse");
   Ratings r;
   r.matrix.reset(raw);
   IdMap row_map(row_raw), col_map(col_raw);

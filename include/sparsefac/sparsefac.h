@@ -372,7 +372,9 @@ typedef struct sfac_idmap sfac_idmap;
 /* Reads a sparse matrix. Without SFAC_READ_REMAP_IDS ids are used as indices and the shape is
  * (max row + 1, max col + 1) for triplet formats, the header's for Matrix Market; the map
  * outputs are then set to NULL. row_ids and col_ids may be NULL when the maps are not wanted.
- * Parse errors name the file and line: "ratings.csv:17: expected 3 fields, found 2". */
+ * Parse errors name the file and line: "ratings.csv:17: expected 3 fields, found 2"; a duplicate
+ * entry (without SFAC_SPARSE_SUM_DUPLICATES) names both lines and the ids as written:
+ * "ratings.csv:9: duplicate entry (row 4, col 7), first given on line 3 (...)". */
 SFAC_API sfac_status sfac_read_sparse(sfac_context* ctx, const char* path, sfac_file_format format,
                                       uint32_t flags, sfac_sparse** out, sfac_idmap** row_ids,
                                       sfac_idmap** col_ids);

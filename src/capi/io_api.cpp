@@ -46,8 +46,16 @@ sfac_status sfac_read_sparse(sfac_context* ctx, const char* path, sfac_file_form
   sfac::check_coo(t.rows, t.cols, nnz, t.row.data(), t.col.data(), t.value.data(),
                   backend.num_threads());
   // Build every output before publishing any, so a failure leaves no half-written outputs.
-  auto matrix = sfac::capi::adopt_sparse_from_coo(backend, t.rows, t.cols, nnz, t.row.data(),
-                                                  t.col.data(), t.value.data(), policy);
+  std::unique_ptr<sfac_sparse> matrix;
+  try {
+    matrix = sfac::capi::adopt_sparse_from_coo(backend, t.rows, t.cols, nnz, t.row.data(),
+                                               t.col.data(), t.value.data(), policy);
+  } catch (const sfac::DuplicateEntryError& error) {
+    // Input positions mean little to someone holding a file: name its lines instead. The
+    // entries are not needed for that, and reading the file again wants their memory.
+    t = sfac::io::Triplets();
+    sfac::io::fail_duplicate_in_file(path, options, nnz, error);
+  }
   std::unique_ptr<sfac_idmap> rmap, cmap;
   if (options.remap_ids) {
     if (row_ids) rmap = make_idmap(std::move(t.row_ids));

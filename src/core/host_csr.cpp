@@ -175,8 +175,9 @@ void check_compressed(int64_t major, int64_t minor, const char* offsets_name,
 void fail_duplicate_entry(int64_t row, int64_t col, int64_t first, int64_t second) {
   const std::string where =
       first < 0 ? std::string() : cat(" at input positions ", first, " and ", second);
-  fail(SFAC_ERR_DUPLICATE_ENTRY, "duplicate entry (row ", row, ", col ", col, ")", where,
-       " (pass SFAC_SPARSE_SUM_DUPLICATES to sum duplicates)");
+  throw DuplicateEntryError(
+      cat("duplicate entry (row ", row, ", col ", col, ")", where, kSumDuplicatesHint), row, col,
+      first, second);
 }
 
 void check_sparse_shape(int64_t rows, int64_t cols) {

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "core/error.h"
 
 namespace sfac {
 
@@ -19,9 +22,34 @@ struct HostCsr {
 
 enum class DuplicatePolicy { Error, Sum };
 
-// Throws SFAC_ERR_DUPLICATE_ENTRY for (row, col) under the error policy, naming the two lowest
-// input positions of the entry when they are known (first >= 0). Every conversion (host or
-// device) reports duplicates through it, so their messages agree.
+// SFAC_ERR_DUPLICATE_ENTRY with the entry's indices and its two lowest input positions (-1 when
+// unknown) kept apart from the message: a caller that knows where its input came from (the file
+// readers) can then name lines instead of positions.
+class DuplicateEntryError : public Error {
+ public:
+  DuplicateEntryError(const std::string& message, int64_t row, int64_t col, int64_t first,
+                      int64_t second)
+      : Error(SFAC_ERR_DUPLICATE_ENTRY, message),
+        row_(row),
+        col_(col),
+        first_(first),
+        second_(second) {}
+  int64_t row() const noexcept { return row_; }
+  int64_t col() const noexcept { return col_; }
+  int64_t first() const noexcept { return first_; }
+  int64_t second() const noexcept { return second_; }
+
+ private:
+  int64_t row_, col_, first_, second_;
+};
+
+// How every duplicate-entry message ends.
+inline constexpr const char* kSumDuplicatesHint =
+    " (pass SFAC_SPARSE_SUM_DUPLICATES to sum duplicates)";
+
+// Throws DuplicateEntryError for (row, col) under the error policy, naming the two lowest input
+// positions of the entry when they are known (first >= 0). Every conversion (host or device)
+// reports duplicates through it, so their messages agree and the readers can rephrase them.
 [[noreturn]] void fail_duplicate_entry(int64_t row, int64_t col, int64_t first = -1,
                                        int64_t second = -1);
 

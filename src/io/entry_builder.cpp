@@ -96,6 +96,7 @@ std::vector<int64_t> remap_side(const std::vector<int64_t>& ids, std::vector<int
 }  // namespace
 
 void EntryBuilder::reserve(size_t entries) {
+  if (locating_) return;  // keeps no entries
   if (remap_) {
     row_ids_.reserve(entries);
     col_ids_.reserve(entries);

@@ -171,7 +171,7 @@ Shape parse_matrix_market(const InputFile& file, EntryBuilder& out) {
     const float value = header.pattern ? 1.0f : parse_value(f[2], 3, path, line.number);
     out.add(i, j, value, line.number);
     // Symmetric files store one triangle; the matrix has both.
-    if (header.symmetric && i != j) out.add(j, i, value, line.number);
+    if (header.symmetric && i != j) out.add_mirror(j, i, value, line.number);
     ++count;
   }
   if (count < size.entries) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/host_csr.h"
 #include "sparsefac/sparsefac.h"
 
 namespace sfac::io {
@@ -33,6 +34,15 @@ struct Triplets {
 // complex/array/skew-symmetric), SFAC_ERR_OUT_OF_RANGE (id outside int32 / header shape),
 // SFAC_ERR_INVALID_VALUE (NaN/Inf rating, with the line).
 Triplets read_triplets(const std::string& path, const ReadOptions& options);
+
+// Rethrows `error`, raised while building a matrix from the `entries` entries that
+// read_triplets(path, options) returned, as SFAC_ERR_DUPLICATE_ENTRY "PATH:LINE: duplicate entry
+// (row R, col C), first given on line L ..." with both lines and the ids as the file has them.
+// The entries keep no lines (memory on every read for the sake of one error), so the file is
+// read again. When that cannot be done (not a regular file: a pipe cannot be read twice) or the
+// file no longer yields those entries, the message keeps the input positions, prefixed "PATH: ".
+[[noreturn]] void fail_duplicate_in_file(const std::string& path, const ReadOptions& options,
+                                         int64_t entries, const DuplicateEntryError& error);
 
 // Writes "%%MatrixMarket matrix coordinate real general", 1-based, values with enough digits
 // to round-trip float32. Throws SFAC_ERR_IO.
