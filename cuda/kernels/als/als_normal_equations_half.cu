@@ -53,9 +53,9 @@ __device__ inline float range_scale(float largest) {
 // kBlocksPerWarp: 16 x 16 blocks a warp holds (8 accumulators a thread each).
 // kWeighted: the left operand is w_j y_j (two mma a tile), else y_j (one).
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
-__global__ void __launch_bounds__(kMaxWarps * 32)
-    normal_equations_half_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int blocks,
-                                 bool tiled, float* a, float* b) {
+__device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int64_t segment_base,
+                                                      int padded, int blocks, bool tiled,
+                                                      float* a, float* b) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int lead = padded + 8;
   const int bytes = buffer_bytes(lead);
@@ -235,11 +235,33 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 }
 
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
+__global__ void __launch_bounds__(kMaxWarps * 32)
+    normal_equations_half_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int blocks,
+                                 bool tiled, float* a, float* b) {
+  normal_equations_half<kBf16, kBlocksPerWarp, kWeighted>(s, segment_base, padded, blocks, tiled,
+                                                          a, b);
+}
+
+// Warps of 8 blocks: at most 128 registers, so that two thread blocks of 8 warps share an SM
+// (large systems) where the compiler would otherwise take enough for only one.
+template <bool kBf16, bool kWeighted>
+__global__ void __launch_bounds__(kMaxWarps * 32, 2)
+    normal_equations_half_wide_kernel(AlsHalfSweep s, int64_t segment_base, int padded,
+                                      int blocks, bool tiled, float* a, float* b) {
+  normal_equations_half<kBf16, 8, kWeighted>(s, segment_base, padded, blocks, tiled, a, b);
+}
+
+template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
 void launch(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks, int shared,
             float* a, float* b, cudaStream_t stream) {
-  launch_over_segments<kMaxWarps, kBlocksPerWarp>(
-      normal_equations_half_kernel<kBf16, kBlocksPerWarp, kWeighted>, s, batch, padded, blocks,
-      shared, a, b, stream);
+  if constexpr (kBlocksPerWarp == 8) {
+    launch_over_segments<kMaxWarps, 8>(normal_equations_half_wide_kernel<kBf16, kWeighted>, s,
+                                       batch, padded, blocks, shared, a, b, stream);
+  } else {
+    launch_over_segments<kMaxWarps, kBlocksPerWarp>(
+        normal_equations_half_kernel<kBf16, kBlocksPerWarp, kWeighted>, s, batch, padded, blocks,
+        shared, a, b, stream);
+  }
 }
 
 template <bool kBf16, int kBlocksPerWarp>
