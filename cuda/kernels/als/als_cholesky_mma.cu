@@ -197,18 +197,53 @@ __device__ __forceinline__ void update_tile(float* c_tile, const PanelFragment& 
   }
 }
 
+// Step 3 for the tiles of block column k + 1 below block row k (rows k + 1 + i, i = first,
+// first + step, ...): each warp its own tiles, C -= L_ik L_(k+1)k^T.
+__device__ inline void update_next_column(float* l, int k, int tiles, int first, int step) {
+  for (int i = first; i < tiles - k - 1; i += step) {
+    PanelFragment left;
+    load_panel_fragment(tile(l, k + 1 + i, k), &left);
+    update_tile(tile(l, k + 1 + i, k + 1), left, tile(l, k + 1, k));
+  }
+}
+
+// Step 3 for the trailing tiles right of block column k + 1 (rows and columns from k + 2), a
+// run of consecutive ones per warp (`warp` of `warps`), row by row, so that tiles of one row
+// share their left operand.
+__device__ inline void update_trailing(float* l, int k, int tiles, int warp, int warps) {
+  const int rest = tiles - k - 2;
+  if (rest <= 0) return;
+  const int q0 = warp * tile_count(rest) / warps, q1 = (warp + 1) * tile_count(rest) / warps;
+  if (q0 >= q1) return;
+  int bi, bj;
+  lower_block(q0, &bi, &bj);
+  PanelFragment left;
+  load_panel_fragment(tile(l, k + 2 + bi, k), &left);
+  for (int q = q0; q < q1; ++q) {
+    update_tile(tile(l, k + 2 + bi, k + 2 + bj), left, tile(l, k + 2 + bj, k));
+    if (++bj > bi && q + 1 < q1) {
+      ++bi;
+      bj = 0;
+      load_panel_fragment(tile(l, k + 2 + bi, k), &left);
+    }
+  }
+}
+
 // Factors the tiles in place and turns z into L^-1 b; false (in every thread) at a pivot that
 // is not positive. `upper`: a tile; `inverse`: 16 floats a block row (1 / pivot); `failed`: a
-// shared int.
+// shared int. With look-ahead: once block column k is done, the warps first update block column
+// k + 1 alone; then warp 0 factors its diagonal tile while the other warps update the tiles
+// right of it, so the one-warp step overlaps the bulk of the updates instead of idling them.
 __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper, float* inverse,
                              int* failed) {
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int warps = static_cast<int>(blockDim.x) / 32;
   if (threadIdx.x == 0) *failed = 0;
+  if (warp == 0) factor_diagonal(tile(l, 0, 0), 0, d, upper, inverse, failed);
+  __syncthreads();
   for (int k = 0; k < tiles; ++k) {
-    if (warp == 0) factor_diagonal(tile(l, k, k), k, d, upper, inverse, failed);
-    __syncthreads();
     if (*failed) return false;
+    // Block column k below its diagonal tile, and z_k.
     const int below = kTile * (tiles - k - 1);
     for (int p = threadIdx.x; p <= below; p += blockDim.x) {
       if (p < below) {
@@ -220,6 +255,7 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper,
       }
     }
     __syncthreads();
+    if (k + 1 == tiles) break;
     // b below the block: b_i -= L_i,k z_k (reads block column k and z_k; the tile updates
     // below neither read z nor write block column k).
     for (int p = threadIdx.x; p < below; p += blockDim.x) {
@@ -231,26 +267,17 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper,
       for (int c = 0; c < kTile; ++c) sum = fmaf(row[c], z[kTile * k + c], sum);
       z[kTile * (k + 1) + p] -= sum;
     }
-    // Each warp a run of consecutive trailing tiles, row by row, so that tiles of one row
-    // share their left operand.
-    const int rest = tiles - k - 1;
-    const int q0 = warp * tile_count(rest) / warps, q1 = (warp + 1) * tile_count(rest) / warps;
-    if (q0 < q1) {
-      int bi, bj;
-      lower_block(q0, &bi, &bj);
-      PanelFragment left;
-      load_panel_fragment(tile(l, k + 1 + bi, k), &left);
-      for (int q = q0; q < q1; ++q) {
-        update_tile(tile(l, k + 1 + bi, k + 1 + bj), left, tile(l, k + 1 + bj, k));
-        if (++bj > bi && q + 1 < q1) {
-          ++bi;
-          bj = 0;
-          load_panel_fragment(tile(l, k + 1 + bi, k), &left);
-        }
-      }
+    update_next_column(l, k, tiles, warp, warps);
+    __syncthreads();
+    if (warp == 0) {
+      factor_diagonal(tile(l, k + 1, k + 1), k + 1, d, upper, inverse, failed);
+    } else {
+      update_trailing(l, k, tiles, warp - 1, warps - 1);
     }
     __syncthreads();
   }
+  // Only the break above leaves the loop, after the last pivot check. (Reading `failed` here
+  // would race with the backward solve's write of it.)
   return true;
 }
 
