@@ -116,15 +116,13 @@ __device__ void factor_diagonal(float* diag, int k, int d, float* upper, float* 
   if (!ok && lane == 0) *failed = 1;
 }
 
-// Step 2: a row of 16 entries (chunks permuted by `key`) below the diagonal, x = a L_kk^-T, in
-// place; for b's block, z_k = L_kk^-1 b_k. Column j of L_kk is read as row j of `upper`, 16
-// bytes at a time.
-__device__ __forceinline__ void solve_panel_row(float* a_row, int key, const float* upper, const float* inverse) {
+// Step 2's arithmetic: x = x L_kk^-T in registers. Column j of L_kk is read as row j of
+// `upper`, 16 bytes at a time.
+__device__ __forceinline__ void solve_against_diagonal(float (&x)[kTile], const float* upper,
+                                                       const float* inverse) {
   // Keeps the compiler from hoisting the 120 reads of `upper` out of the caller's loop over
   // rows into registers (and spilling them).
   asm volatile("" ::: "memory");
-  float x[kTile];
-  load_row(a_row, key, x);
 #pragma unroll
   for (int j = 0; j < kTile; ++j) {
     x[j] *= inverse[j];
@@ -139,7 +137,32 @@ __device__ __forceinline__ void solve_panel_row(float* a_row, int key, const flo
       }
     }
   }
+}
+
+// Step 2: a row of 16 entries (chunks permuted by `key`) below the diagonal, x = a L_kk^-T, in
+// place; for b's block, z_k = L_kk^-1 b_k.
+__device__ __forceinline__ void solve_panel_row(float* a_row, int key, const float* upper,
+                                                const float* inverse) {
+  float x[kTile];
+  load_row(a_row, key, x);
+  solve_against_diagonal(x, upper, inverse);
   store_row(a_row, key, x);
+}
+
+// Also step 2: row c of W = L_kk^-T (upper triangular), e_c L_kk^-T, into the diagonal tile's
+// upper part right of its diagonal, which the factorization no longer uses; W's diagonal is
+// inverse[c]. The backward substitution then multiplies by W instead of solving the triangle
+// one unknown after another.
+__device__ __forceinline__ void store_inverse_row(float* diag, int c, const float* upper,
+                                                  const float* inverse) {
+  float x[kTile];
+#pragma unroll
+  for (int j = 0; j < kTile; ++j) x[j] = j == c ? 1.0f : 0.0f;
+  solve_against_diagonal(x, upper, inverse);
+#pragma unroll
+  for (int m = 0; m < kTile; ++m) {
+    if (m > c) diag[at(c, m)] = x[m];
+  }
 }
 
 // Step 3, the left operand: L_ik negated (the products are subtracted) and split for 3xTF32,
@@ -245,13 +268,15 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper,
     if (*failed) return false;
     // Block column k below its diagonal tile, and z_k.
     const int below = kTile * (tiles - k - 1);
-    for (int p = threadIdx.x; p <= below; p += blockDim.x) {
+    for (int p = threadIdx.x; p <= below + kTile; p += blockDim.x) {
       if (p < below) {
         const int r = p % kTile;
         solve_panel_row(tile(l, k + 1 + p / kTile, k) + r * kTile, chunk_key(r), upper,
                         inverse + kTile * k);
-      } else {
+      } else if (p == below) {
         solve_panel_row(z + kTile * k, 0, upper, inverse + kTile * k);
+      } else {
+        store_inverse_row(tile(l, k, k), p - below - 1, upper, inverse + kTile * k);
       }
     }
     __syncthreads();
@@ -283,29 +308,34 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper,
 
 // L^T x = z by warp 0, a block of 16 unknowns at a time from the last: lanes c and c + 16 take
 // the dots of column 16k + c of the tiles below with the finished unknowns (half the rows
-// each), then the 16 x 16 triangle is solved with shuffles. Returns whether every unknown is
-// finite (in every lane).
+// each), then lane c multiplies the block's residual by row c of W = L_kk^-T (kept by step 2).
+// Returns whether every unknown is finite (in every lane).
 __device__ bool solve_backward(float* l, const float* z, const float* inverse, int d, int tiles,
                                float* x) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int c = lane % kTile, half = lane / kTile;
   for (int k = tiles - 1; k >= 0; --k) {
     const int j = kTile * k + c;
+    // Entries and unknowns past d are zero.
     float acc = 0.0f;
-    for (int i = kTile * (k + 1) + half; i < d; i += 2) {
-      acc = fmaf(tile(l, i / kTile, k)[at(i % kTile, c)], x[i], acc);
+    for (int bi = k + 1; bi < tiles; ++bi) {
+      const float* below = tile(l, bi, k);
+      const float* xb = x + kTile * bi;
+#pragma unroll
+      for (int r = 0; r < kTile; r += 2) acc = fmaf(below[at(r + half, c)], xb[r + half], acc);
     }
     acc += __shfl_xor_sync(0xffffffffu, acc, kTile);
-    float r = j < d ? z[j] - acc : 0.0f;
+    // Unknowns at and past d stay 0 (their right-hand sides are 0).
+    const float r = j < d ? z[j] - acc : 0.0f;
     const float* diag = tile(l, k, k);
+    float v = 0.0f;
 #pragma unroll
-    for (int m = kTile - 1; m >= 0; --m) {
-      // Unknowns at and past d stay 0 (their right-hand sides are 0).
-      const float v = __shfl_sync(0xffffffffu, r * inverse[kTile * k + m], m);
-      if (c < m) r = fmaf(-diag[at(m, c)], v, r);
-      if (c == m) r = v;
+    for (int m = 0; m < kTile; ++m) {
+      const float rm = __shfl_sync(0xffffffffu, r, m);
+      if (m > c) v = fmaf(diag[at(c, m)], rm, v);
+      if (m == c) v = fmaf(inverse[j], rm, v);
     }
-    if (lane < kTile) x[j] = r;
+    if (lane < kTile) x[j] = v;
     __syncwarp();
   }
   bool finite = true;
