@@ -736,26 +736,23 @@ TEST_F(IoDuplicates, MatrixMarketLinesCountTheHeaderAndComments) {
 // searching the file for the reported entry would not find it there.
 TEST_F(IoDuplicates, SymmetricFilesNameTheMirroringLine) {
   const std::string banner = "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n";
+  // Entries (lines 3 and 4) and which of them the message names as the mirror.
+  const struct {
+    const char* name;
+    const char* entries;
+    const char* mirror;
+  } cases[] = {{"s1.mtx", "2 1 1\n1 2 2\n", "line 3 gives"},
+               {"s2.mtx", "1 2 1\n2 1 2\n", "line 4 gives"},
+               {"s3.mtx", "2 1 1\n2 1 2\n", "lines 3 and 4 give"}};
+  for (const auto& c : cases) {
+    const auto path = write(c.name, banner + c.entries);
+    expect_duplicate(path, SFAC_FORMAT_MATRIX_MARKET, 0,
+                     path + ":4: duplicate entry (row 1, col 2), first given on line 3; symmetric "
+                            "file: " + c.mirror + " it as its mirror (row 2, col 1)" + kHint);
+  }
   const auto first_mirrored = write("s1.mtx", banner + "2 1 1\n1 2 2\n");
-  expect_duplicate(first_mirrored, SFAC_FORMAT_MATRIX_MARKET, 0,
-                   first_mirrored +
-                       ":4: duplicate entry (row 1, col 2), first given on line 3; symmetric "
-                       "file: line 3 gives it as its mirror (row 2, col 1)" +
-                       kHint);
   expect_matrix(read(first_mirrored, SFAC_FORMAT_MATRIX_MARKET, SFAC_SPARSE_SUM_DUPLICATES), 2, 2,
                 {{0, 1, 3.f}, {1, 0, 3.f}});
-  const auto second_mirrored = write("s2.mtx", banner + "1 2 1\n2 1 2\n");
-  expect_duplicate(second_mirrored, SFAC_FORMAT_MATRIX_MARKET, 0,
-                   second_mirrored +
-                       ":4: duplicate entry (row 1, col 2), first given on line 3; symmetric "
-                       "file: line 4 gives it as its mirror (row 2, col 1)" +
-                       kHint);
-  const auto both_mirrored = write("s3.mtx", banner + "2 1 1\n2 1 2\n");
-  expect_duplicate(both_mirrored, SFAC_FORMAT_MATRIX_MARKET, 0,
-                   both_mirrored +
-                       ":4: duplicate entry (row 1, col 2), first given on line 3; symmetric "
-                       "file: lines 3 and 4 give it as its mirror (row 2, col 1)" +
-                       kHint);
   const auto diagonal = write("s4.mtx", banner + "% c\n2 2 1\n2 2 2\n");
   expect_duplicate(diagonal, SFAC_FORMAT_MATRIX_MARKET, 0,
                    diagonal + ":5: duplicate entry (row 2, col 2), first given on line 4" + kHint);
