@@ -5,6 +5,7 @@
 #   scripts/gpu-check.sh prepare     # on the dev machine: build-cuda/ (or $SFAC_BUILD_DIR) -> .carry/
 #   scripts/gpu-check.sh run         # on the device: GPU tests, compute-sanitizer, the Python
 #                                    # package's tests against the CUDA library, summary
+#   scripts/gpu-check.sh bench-als   # on the device: the ALS table of BENCHMARKS.md
 # The Python extension is compiled there (its Python differs from this machine's), from the
 # SWIG wrapper generated here into .carry/py together with the package's modules.
 set -uo pipefail
@@ -100,8 +101,30 @@ python_tests() {
   return $rc
 }
 
+# The ALS table of BENCHMARKS.md: its three commands, outputs under $OUT, the rows last.
+bench_als() {
+  local out=${OUT:-/tmp/gpu-check}
+  mkdir -p "$out"
+  [[ -d .carry/lib ]] || tar -xJf .carry/bundle.tar.xz -C .carry || return 1
+  export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
+  nvidia-smi --query-gpu=name --format=csv,noheader
+  date -u
+  local b=.carry/bin/bench_als
+  "$b" --cases netflix,ml20m,lastfm --epochs 2 --cpu-epochs 0 --biases 1 >"$out/als_float32.txt" 2>&1
+  "$b" --cases netflix,ml20m,lastfm --epochs 2 --cpu-epochs 0 --biases 1 --factor-dtype float16 \
+    >"$out/als_float16.txt" 2>&1
+  "$b" --cases ml20m --ranks 64,128 --epochs 2 --cpu-epochs 0 --solver cg >"$out/als_cg.txt" 2>&1
+  date -u
+  local f
+  for f in als_float32 als_float16 als_cg; do
+    echo "== $f"
+    grep -E '^(case|netflix|ml20m|lastfm) ' "$out/$f.txt"
+  done
+}
+
 case "${1:-run}" in
   prepare) prepare ;;
   run) run ;;
-  *) echo "usage: $0 prepare|run" >&2; exit 2 ;;
+  bench-als) bench_als ;;
+  *) echo "usage: $0 prepare|run|bench-als" >&2; exit 2 ;;
 esac
