@@ -114,6 +114,10 @@ from importlib import metadata  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse  # noqa: E402
 import threadpoolctl  # noqa: E402
+from sfac_ctypes import (  # noqa: E402
+    OPT_ALS_CG_STEPS, OPT_ALS_REGULARIZATION, OPT_ALS_SOLVER, OPT_IMPLICIT_ALPHA, OPT_ITERATIONS,
+    OPT_LAMBDA, OPT_RANK, REG_PLAIN, SFAC_ALGO_ALS, SFAC_ALGO_IALS, SFAC_ALGO_SGD,
+    SFAC_BACKEND_CPU, SOLVER_CG, SOLVER_CHOLESKY, Sfac, ptr)
 
 ML20M_USERS, ML20M_ITEMS, ML20M_NNZ = 138493, 26744, 20000263
 
@@ -272,62 +276,7 @@ def csr_offsets(rows, n_rows):
     return off
 
 
-# ---- libsparsefac through ctypes ---------------------------------------------------------------
-
-SFAC_BACKEND_CPU = 1
-SFAC_ALGO_ALS, SFAC_ALGO_IALS, SFAC_ALGO_SGD = 0, 1, 2
-OPT_RANK, OPT_ITERATIONS, OPT_LAMBDA = 1, 2, 3
-OPT_ALS_REGULARIZATION, OPT_ALS_SOLVER, OPT_ALS_CG_STEPS, OPT_IMPLICIT_ALPHA = 100, 101, 102, 103
-REG_PLAIN = 0
-SOLVER_CHOLESKY, SOLVER_CG = 0, 1
-
-
-class Sfac:
-    def __init__(self, path):
-        self.lib = lib = ctypes.CDLL(path)
-        vp, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
-        out = ctypes.POINTER(ctypes.c_void_p)
-        sig = {
-            "sfac_context_create": [i32, i32, i32, ctypes.c_uint64, out],
-            "sfac_context_destroy": [vp],
-            "sfac_sparse_create_csr": [vp, i64, i64, vp, vp, vp, i64, ctypes.c_uint32, out],
-            "sfac_sparse_destroy": [vp],
-            "sfac_train_options_create": [i32, out],
-            "sfac_train_options_destroy": [vp],
-            "sfac_train_options_set_int": [vp, i32, i64],
-            "sfac_train_options_set_double": [vp, i32, ctypes.c_double],
-            "sfac_trainer_create": [vp, vp, vp, out],
-            "sfac_trainer_destroy": [vp],
-            "sfac_trainer_run": [vp, i32, ctypes.POINTER(i32)],
-            "sfac_trainer_get_loss": [vp, ctypes.POINTER(ctypes.c_double)],
-            "sfac_trainer_get_model": [vp, out],
-            "sfac_model_destroy": [vp],
-            "sfac_model_get_user_factors": [vp, vp, i64],  # capacity in floats
-            "sfac_model_get_item_factors": [vp, vp, i64],
-        }
-        for name, argtypes in sig.items():
-            f = getattr(lib, name)
-            f.argtypes = argtypes
-            f.restype = ctypes.c_int
-        for name in ("sfac_last_error", "sfac_version_string"):
-            getattr(lib, name).restype = ctypes.c_char_p
-            getattr(lib, name).argtypes = []
-        lib.sfac_status_string.restype = ctypes.c_char_p
-        lib.sfac_status_string.argtypes = [ctypes.c_int]
-
-    def __call__(self, name, *args):
-        status = getattr(self.lib, name)(*args)
-        if status != 0:
-            raise RuntimeError("%s: %s: %s" % (name, self.lib.sfac_status_string(status).decode(),
-                                               self.lib.sfac_last_error().decode()))
-
-    def version(self):
-        return self.lib.sfac_version_string().decode()
-
-
-def ptr(a):
-    return ctypes.c_void_p(a.ctypes.data)
-
+# ---- libsparsefac through ctypes (sfac_ctypes.py) ----------------------------------------------
 
 def run_ours(sf, data, train, values, algo, solver, epochs):
     """Returns per-epoch seconds, end-to-end seconds and (user, item) factors."""
