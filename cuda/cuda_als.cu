@@ -63,14 +63,19 @@ int64_t segment_length(int64_t nnz, bool sixteen_bit) {
   return std::clamp(wanted, quantum, kMaxSegment);
 }
 
-// Cuts each row's ratings into segments of segment_length ratings at most (one, empty, for a
-// row without ratings); `offsets` is on the device.
-void build_segments(DeviceSide& side, const int64_t* offsets, bool sixteen_bit,
-                    cudaStream_t stream) {
+// The side's row offsets (n + 1, on the device) on the host.
+std::vector<int64_t> host_offsets(const DeviceSide& side, cudaStream_t stream) {
   std::vector<int64_t> off(static_cast<size_t>(side.n) + 1);
-  SFAC_CUDA_TRY(cudaMemcpyAsync(off.data(), offsets, off.size() * sizeof(int64_t),
+  SFAC_CUDA_TRY(cudaMemcpyAsync(off.data(), side.offsets, off.size() * sizeof(int64_t),
                                 cudaMemcpyDeviceToHost, stream));
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+  return off;
+}
+
+// Cuts each row's ratings into segments of segment_length ratings at most (one, empty, for a
+// row without ratings); `off`: the side's row offsets on the host.
+void build_segments(DeviceSide& side, const std::vector<int64_t>& off, bool sixteen_bit,
+                    cudaStream_t stream) {
   const int64_t length = segment_length(off[side.n], sixteen_bit);
   std::vector<int64_t> begin;
   std::vector<int32_t> row_of;
@@ -96,12 +101,9 @@ void build_segments(DeviceSide& side, const int64_t* offsets, bool sixteen_bit,
 }
 
 // The CG solver's row lists (kernels::AlsCgRows): rows longer than kAlsCgLongRow by decreasing
-// rating count (ties by index), then the others in order; `offsets` is on the device.
-void build_cg_rows(DeviceSide& side, const int64_t* offsets, cudaStream_t stream) {
-  std::vector<int64_t> off(static_cast<size_t>(side.n) + 1);
-  SFAC_CUDA_TRY(cudaMemcpyAsync(off.data(), offsets, off.size() * sizeof(int64_t),
-                                cudaMemcpyDeviceToHost, stream));
-  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+// rating count (ties by index), then the others in order; `off`: the side's row offsets on the
+// host.
+void build_cg_rows(DeviceSide& side, const std::vector<int64_t>& off, cudaStream_t stream) {
   std::vector<int32_t> rows, short_rows;
   for (int64_t r = 0; r < side.n; ++r) {
     (off[r + 1] - off[r] > kernels::kAlsCgLongRow ? rows : short_rows)
@@ -165,11 +167,10 @@ class CudaAlsTrainer final : public Trainer {
     items_.values = csc_values_.data();
     items_.lambda = options.lambda_item;
     const bool sixteen_bit = options.factor_dtype != SFAC_DTYPE_FLOAT32;
-    build_segments(users_, users_.offsets, sixteen_bit, own);
-    build_segments(items_, items_.offsets, sixteen_bit, own);
-    if (options.solver == SFAC_SOLVER_CG) {
-      build_cg_rows(users_, users_.offsets, own);
-      build_cg_rows(items_, items_.offsets, own);
+    for (DeviceSide* side : {&users_, &items_}) {
+      const std::vector<int64_t> off = host_offsets(*side, own);
+      build_segments(*side, off, sixteen_bit, own);
+      if (options.solver == SFAC_SOLVER_CG) build_cg_rows(*side, off, own);
     }
     for (auto [side, which] : {std::pair(&users_, FactorSide::users),
                                std::pair(&items_, FactorSide::items)}) {
