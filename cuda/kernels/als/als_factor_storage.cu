@@ -8,11 +8,17 @@
 namespace sfac::cuda::kernels {
 namespace {
 
-// Non-negative floats order as their bit patterns: an integer maximum, no float atomics.
-__device__ inline void warp_max_into(float m, unsigned* largest) {
+// The largest of m over the warp, in every lane.
+__device__ inline float warp_max(float m) {
   for (int offset = 16; offset > 0; offset /= 2) {
     m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
   }
+  return m;
+}
+
+// Non-negative floats order as their bit patterns: an integer maximum, no float atomics.
+__device__ inline void warp_max_into(float m, unsigned* largest) {
+  m = warp_max(m);
   if (threadIdx.x % 32 == 0) atomicMax(largest, __float_as_uint(m));
 }
 
@@ -46,9 +52,7 @@ __global__ void segment_largest_kernel(const float* values, const int64_t* segme
     for (int64_t e = segment_begin[g] + lane; e < segment_begin[g + 1]; e += 32) {
       if (isfinite(values[e])) m = fmaxf(m, fabsf(values[e]));
     }
-    for (int offset = 16; offset > 0; offset /= 2) {
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
-    }
+    m = warp_max(m);
     if (lane == 0) largest[g] = __float_as_uint(m);
   }
 }
