@@ -209,8 +209,8 @@ INSTANTIATE_TEST_SUITE_P(
 constexpr sfac_dtype kHalf = SFAC_DTYPE_FLOAT16, kBrain = SFAC_DTYPE_BFLOAT16;
 
 // 16-bit storage: the tensor-core kernel of each type, weighted (implicit) and not, one and two
-// 16 x 16 blocks of targets' columns, and the ranks past its shared memory and the CG solver
-// (float32 kernels on the stored values).
+// 16 x 16 blocks of targets' columns, b summed on CUDA cores (d = 128, 144, 256), and the ranks
+// past its shared memory and the CG solver (float32 kernels on the stored values).
 INSTANTIATE_TEST_SUITE_P(
     Storage, CudaAls,
     ::testing::Values(Case{kAls, kChol, 8, false, kWeighted, kHalf},
@@ -227,9 +227,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{kIals, kChol, 64, false, kPlain, kHalf},
                       Case{kIals, kChol, 100, false, kPlain, kBrain},
                       Case{kIals, kChol, 128, false, kWeighted, kHalf},
+                      Case{kIals, kChol, 144, false, kPlain, kBrain},
+                      Case{kIals, kChol, 256, false, kPlain, kBrain},
                       // Targets and weights up to 1e5, past float16's range unless scaled
                       // (lambda scaled with alpha: the conditioning of alpha 2, lambda 1).
                       Case{kIals, kChol, 64, false, kPlain, kHalf, 5000.0, 2500.0},
+                      Case{kIals, kChol, 128, false, kPlain, kHalf, 5000.0, 2500.0},
                       Case{kIals, kCg, 16, false, kPlain, kHalf}),
     case_name);
 

@@ -6,12 +6,16 @@
 // y_j exactly (16-bit values, so every product is exact in fp32). L holds the same rows times
 // the weights w_j; where every w_j is 1 (explicit feedback) L is R itself and each 16 x 8 tile
 // costs one mma per 16 ratings, otherwise w_j y_j is split into two 16-bit parts (hi + lo) and
-// costs two. Two more columns of L and R carry the targets c_j, split the same way: rows
-// `targets` and `targets` + 1 of the product add up to b^T = sum_j c_j y_j^T, so the right-hand
-// side comes out of the same tiles. float16 has a narrow range: the targets and the weighted
-// rows are scaled by powers of two (per segment, from bounds of its weights and targets taken
-// from its largest rating, and the largest stored factor) so that their parts stay far inside
-// it, and the sums are scaled back.
+// costs two. The right-hand side b = sum_j c_j y_j comes one of two ways:
+// - two more columns of L and R carry the targets c_j, split the same way: rows `stored` and
+//   `stored` + 1 of the product add up to b^T, out of the same tiles. Free where the stored
+//   rows end mid-block (d + 2 fits the blocks d needs);
+// - summed on CUDA cores from the same staged rows, a pair of dimensions a thread, where the two
+//   columns would add a row of blocks to a large system (implicit d = 128, 256: 45 blocks
+//   instead of 36 at d = 128).
+// float16 has a narrow range: the targets and the weighted rows are scaled by powers of two
+// (per segment, from bounds of its weights and targets taken from its largest rating, and the
+// largest stored factor) so that their parts stay far inside it, and the sums are scaled back.
 //
 // Staging: the segment's stored rows are copied by cp.async, 16 bytes at a time, `kStage`
 // ratings a buffer, one buffer ahead of the arithmetic, rating-major (`lead` values a rating,
@@ -35,10 +39,21 @@ constexpr int kMaxSharedBytes = 100 * 1024;
 // Scaled targets and weighted rows stay below this magnitude (float16's largest is 65504).
 constexpr int kScaledExponent = 14;
 
-// Bytes of one staged buffer: kStage rows of `lead` 16-bit values, then kStage weights and the
-// kStage indices of the rows (-1 past the segment).
+// Bytes of one staged buffer: kStage rows of `lead` 16-bit values, then kStage weights, kStage
+// targets (read where b is summed on CUDA cores) and the kStage indices of the rows (-1 past the
+// segment).
 __host__ __device__ constexpr int buffer_bytes(int lead) {
-  return kStage * lead * 2 + kStage * 4 + kStage * 4;
+  return kStage * lead * 2 + 3 * kStage * 4;
+}
+
+// Fewer blocks a warp (more warps) for systems up to this many 16 x 16 blocks (up to k = 100 or
+// so); more for larger ones, where a warp's blocks share their rows' fragments.
+constexpr int kMaxBlocksOfNarrowWarps = 28;
+
+// 16 x 16 blocks of the lower triangle of a `padded` x `padded` product.
+constexpr int triangle_blocks(int64_t padded) {
+  const int side = static_cast<int>(padded / 16);
+  return side * (side + 1) / 2;
 }
 
 // A power of two that brings magnitudes up to `largest` below 2^kScaledExponent (and small ones
@@ -52,14 +67,16 @@ __device__ inline float range_scale(float largest) {
 
 // kBlocksPerWarp: 16 x 16 blocks a warp holds (8 accumulators a thread each).
 // kWeighted: the left operand is w_j y_j (two mma a tile), else y_j (one).
-template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
+// kRhsOnCudaCores: b summed on CUDA cores, else in the tiles' two target columns.
+template <bool kBf16, int kBlocksPerWarp, bool kWeighted, bool kRhsOnCudaCores>
 __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int64_t segment_base,
                                                       int padded, int blocks, bool tiled,
                                                       float* a, float* b) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int lead = padded + 8;
   const int bytes = buffer_bytes(lead);
-  const int targets = static_cast<int>(s.half_stride);  // rows `targets`, + 1: b's two parts
+  // 16-bit values a stored row; in the tiles, rows `stored` and + 1 are b's two parts.
+  const int stored = static_cast<int>(s.half_stride);
   const int64_t local = blockIdx.x;
   const int64_t segment = segment_base + local;
   const int64_t row = s.segment_row[segment];
@@ -75,19 +92,21 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
 
   // Scales of the targets and of the weighted rows (float16 only: bfloat16 has float's range),
   // from bounds of their magnitudes over the segment.
+  // (Targets summed on CUDA cores stay unscaled: those sums are fp32.)
   float target_scale = 1.0f, weight_scale = 1.0f;
-  if constexpr (!kBf16) {
+  if constexpr (!kBf16 && (kWeighted || !kRhsOnCudaCores)) {
     float largest_weight, largest_target;
     als_weight_target_bounds(s, s.segment_largest[segment], &largest_weight, &largest_target);
-    target_scale = range_scale(largest_target);
+    if constexpr (!kRhsOnCudaCores) target_scale = range_scale(largest_target);
     if constexpr (kWeighted) weight_scale = range_scale(largest_weight * s.fixed_half_max[0]);
   }
 
-  // Columns past the targets' two stay zero in both buffers (the stored rows are zero from d
-  // to `targets`).
+  // Columns past the stored ones (and the targets' two) stay zero in both buffers (the stored
+  // rows are zero from d to `stored`).
+  const int zero_from = kRhsOnCudaCores ? stored : stored + 2;
   for (int r = threadIdx.x; r < 2 * kStage; r += blockDim.x) {
     auto* z = reinterpret_cast<uint16_t*>(smem + (r / kStage) * bytes) + (r % kStage) * lead;
-    for (int col = targets + 2; col < padded; ++col) z[col] = 0;
+    for (int col = zero_from; col < padded; ++col) z[col] = 0;
   }
 
   // Queues ratings [e0, e0 + kStage) into buffer `slot`: weights, targets and row indices
@@ -96,7 +115,7 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   // stepped, not divided, per piece. The indices go through shared memory so that each thread
   // waits for one round of global loads, not one per piece (a load cannot pass the cp.async
   // before it).
-  const int pieces = targets / 8;
+  const int pieces = stored / 8;
   const int first_rating = static_cast<int>(threadIdx.x) / pieces;
   const int first_piece = static_cast<int>(threadIdx.x) % pieces;
   const int rating_step = static_cast<int>(blockDim.x) / pieces;
@@ -104,7 +123,8 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   auto issue = [&](int64_t e0, int slot) {
     auto* z = reinterpret_cast<uint16_t*>(smem + slot * bytes);
     auto* w = reinterpret_cast<float*>(smem + slot * bytes + kStage * lead * 2);
-    auto* other = reinterpret_cast<int32_t*>(w + kStage);
+    float* c = w + kStage;
+    auto* other = reinterpret_cast<int32_t*>(c + kStage);
     for (int j = threadIdx.x; j < kStage; j += blockDim.x) {
       float wj = 0.0f, cj = 0.0f;
       int32_t o = -1;
@@ -114,17 +134,21 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
       }
       other[j] = o;
       w[j] = wj * weight_scale;
-      const float scaled = cj * target_scale;
-      const uint16_t hi = detail::to_16bit<kBf16>(scaled);
-      z[j * lead + targets] = hi;
-      z[j * lead + targets + 1] = detail::to_16bit<kBf16>(scaled - detail::from_16bit<kBf16>(hi));
+      if constexpr (kRhsOnCudaCores) {
+        c[j] = cj;
+      } else {
+        const float scaled = cj * target_scale;
+        const uint16_t hi = detail::to_16bit<kBf16>(scaled);
+        z[j * lead + stored] = hi;
+        z[j * lead + stored + 1] = detail::to_16bit<kBf16>(scaled - detail::from_16bit<kBf16>(hi));
+      }
     }
     __syncthreads();
     int rating = first_rating, piece = first_piece;
     while (rating < kStage) {
       const int32_t o = other[rating];
       const bool valid = o >= 0;
-      const uint16_t* y = s.fixed_half + (valid ? int64_t{o} * targets : 0) + 8 * piece;
+      const uint16_t* y = s.fixed_half + (valid ? int64_t{o} * stored : 0) + 8 * piece;
       detail::cp_async16(z + rating * lead + 8 * piece, y, valid);
       rating += rating_step;
       piece += piece_step;
@@ -147,6 +171,15 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   // pairs of the tile's two 8-column halves.
   const int left_rating = (lane & 7) + 8 * (lane >> 4), left_dim = 8 * ((lane >> 3) & 1);
   const int right_rating = (lane & 7) + 8 * ((lane >> 3) & 1), right_col = 8 * (lane >> 4);
+  // b on CUDA cores, summed by the chunk 0 blocks: thread p * pairs + q takes dimensions 2q and
+  // 2q + 1 over the ratings j = p mod phases of each buffer (a block has at least one thread a
+  // pair for every size this kernel takes); the phases' sums are added in order at the end.
+  const int pairs = (d + 1) / 2;
+  const int phases = static_cast<int>(blockDim.x) / pairs;
+  const int pair = static_cast<int>(threadIdx.x) % pairs;
+  const int phase = static_cast<int>(threadIdx.x) / pairs;
+  const bool sums_rhs = kRhsOnCudaCores && blockIdx.y == 0 && phase < phases;
+  float2 rhs = make_float2(0.0f, 0.0f);
   for (int64_t e0 = begin; e0 < end; e0 += kStage, slot ^= 1) {
     const int n = static_cast<int>(end - e0 < kStage ? end - e0 : kStage);
     if (e0 + kStage < end) {
@@ -158,6 +191,16 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
     __syncthreads();
     const auto* z = reinterpret_cast<const uint16_t*>(smem + slot * bytes);
     const auto* w = reinterpret_cast<const float*>(smem + slot * bytes + kStage * lead * 2);
+    if (sums_rhs) {
+      const float* c = w + kStage;
+#pragma unroll 1
+      for (int j = phase; j < n; j += phases) {
+        const float2 y = detail::unpack_16bit<kBf16>(
+            *reinterpret_cast<const uint32_t*>(z + j * lead + 2 * pair));
+        rhs.x = fmaf(c[j], y.x, rhs.x);
+        rhs.y = fmaf(c[j], y.y, rhs.y);
+      }
+    }
     for (int k0 = 0; k0 < n; k0 += 16) {
       uint32_t left[4], left_lo[4];
       int loaded_row = -1;
@@ -220,16 +263,33 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
         const int r = g + 8 * half, c = 8 * h + 2 * t;
         const int i = 16 * mine.row[p] + r, j = 16 * mine.col[p] + c;  // for b
         const float v0 = acc[p][h][2 * half], v1 = acc[p][h][2 * half + 1];
-        // Row `targets` + 1 (b's low part) is held by the lane four on (g + 1: `targets` is a
+        // Row `stored` + 1 (b's low part) is held by the lane four on (g + 1: `stored` is a
         // multiple of 8).
-        const float low0 = __shfl_down_sync(0xffffffffu, v0, 4);
-        const float low1 = __shfl_down_sync(0xffffffffu, v1, 4);
-        if (i == targets) {
-          if (j < d) b[local * d + j] = (v0 + low0) * unscale_targets;
-          if (j + 1 < d) b[local * d + j + 1] = (v1 + low1) * unscale_targets;
+        if constexpr (!kRhsOnCudaCores) {
+          const float low0 = __shfl_down_sync(0xffffffffu, v0, 4);
+          const float low1 = __shfl_down_sync(0xffffffffu, v1, 4);
+          if (i == stored) {
+            if (j < d) b[local * d + j] = (v0 + low0) * unscale_targets;
+            if (j + 1 < d) b[local * d + j + 1] = (v1 + low1) * unscale_targets;
+          }
         }
         store_system_pair(A, tiled, d, tiles, mine.row[p], mine.col[p], r, c, v0, v1, entry);
       }
+    }
+  }
+  if (kRhsOnCudaCores && blockIdx.y == 0) {
+    // The staging buffers are free (every thread passed the loop's last barrier).
+    auto* partial = reinterpret_cast<float2*>(smem);
+    if (sums_rhs) partial[phase * pairs + pair] = rhs;
+    __syncthreads();
+    if (phase == 0) {
+      float2 sum = partial[pair];
+      for (int q = 1; q < phases; ++q) {
+        sum.x += partial[q * pairs + pair].x;
+        sum.y += partial[q * pairs + pair].y;
+      }
+      b[local * d + 2 * pair] = sum.x;
+      if (2 * pair + 1 < d) b[local * d + 2 * pair + 1] = sum.y;
     }
   }
 }
@@ -238,25 +298,32 @@ template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
 __global__ void __launch_bounds__(kMaxWarps * 32)
     normal_equations_half_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int blocks,
                                  bool tiled, float* a, float* b) {
-  normal_equations_half<kBf16, kBlocksPerWarp, kWeighted>(s, segment_base, padded, blocks, tiled,
-                                                          a, b);
+  normal_equations_half<kBf16, kBlocksPerWarp, kWeighted, false>(s, segment_base, padded, blocks,
+                                                                 tiled, a, b);
 }
 
 // Warps of 8 blocks: at most 128 registers, so that two thread blocks of 8 warps share an SM
 // (large systems) where the compiler would otherwise take enough for only one.
-template <bool kBf16, bool kWeighted>
+template <bool kBf16, bool kWeighted, bool kRhsOnCudaCores>
 __global__ void __launch_bounds__(kMaxWarps * 32, 2)
     normal_equations_half_wide_kernel(AlsHalfSweep s, int64_t segment_base, int padded,
                                       int blocks, bool tiled, float* a, float* b) {
-  normal_equations_half<kBf16, 8, kWeighted>(s, segment_base, padded, blocks, tiled, a, b);
+  normal_equations_half<kBf16, 8, kWeighted, kRhsOnCudaCores>(s, segment_base, padded, blocks,
+                                                               tiled, a, b);
 }
 
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
 void launch(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks, int shared,
-            float* a, float* b, cudaStream_t stream) {
+            bool rhs_on_cuda_cores, float* a, float* b, cudaStream_t stream) {
   if constexpr (kBlocksPerWarp == 8) {
-    launch_over_segments<kMaxWarps, 8>(normal_equations_half_wide_kernel<kBf16, kWeighted>, s,
-                                       batch, padded, blocks, shared, a, b, stream);
+    if (rhs_on_cuda_cores) {
+      launch_over_segments<kMaxWarps, 8>(normal_equations_half_wide_kernel<kBf16, kWeighted, true>,
+                                         s, batch, padded, blocks, shared, a, b, stream);
+    } else {
+      launch_over_segments<kMaxWarps, 8>(
+          normal_equations_half_wide_kernel<kBf16, kWeighted, false>, s, batch, padded, blocks,
+          shared, a, b, stream);
+    }
   } else {
     launch_over_segments<kMaxWarps, kBlocksPerWarp>(
         normal_equations_half_kernel<kBf16, kBlocksPerWarp, kWeighted>, s, batch, padded, blocks,
@@ -266,23 +333,25 @@ void launch(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks
 
 template <bool kBf16, int kBlocksPerWarp>
 void launch_weighted_or_not(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks,
-                            int shared, float* a, float* b, cudaStream_t stream) {
+                            int shared, bool rhs_on_cuda_cores, float* a, float* b,
+                            cudaStream_t stream) {
   if (s.implicit) {
-    launch<kBf16, kBlocksPerWarp, true>(s, batch, padded, blocks, shared, a, b, stream);
+    launch<kBf16, kBlocksPerWarp, true>(s, batch, padded, blocks, shared, rhs_on_cuda_cores, a, b,
+                                        stream);
   } else {
-    launch<kBf16, kBlocksPerWarp, false>(s, batch, padded, blocks, shared, a, b, stream);
+    launch<kBf16, kBlocksPerWarp, false>(s, batch, padded, blocks, shared, rhs_on_cuda_cores, a,
+                                         b, stream);
   }
 }
 
 template <bool kBf16>
 void launch_type(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks,
-                 int shared, float* a, float* b, cudaStream_t stream) {
-  // Fewer blocks a warp (more warps) for small systems (up to k = 100 or so); more for large
-  // ones, where a warp's blocks share their rows' fragments.
-  if (blocks <= 28) {
-    launch_weighted_or_not<kBf16, 4>(s, batch, padded, blocks, shared, a, b, stream);
+                 int shared, bool rhs_on_cuda_cores, float* a, float* b, cudaStream_t stream) {
+  if (blocks <= kMaxBlocksOfNarrowWarps) {
+    launch_weighted_or_not<kBf16, 4>(s, batch, padded, blocks, shared, false, a, b, stream);
   } else {
-    launch_weighted_or_not<kBf16, 8>(s, batch, padded, blocks, shared, a, b, stream);
+    launch_weighted_or_not<kBf16, 8>(s, batch, padded, blocks, shared, rhs_on_cuda_cores, a, b,
+                                     stream);
   }
 }
 
@@ -291,17 +360,24 @@ void launch_type(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int b
 bool launch_als_normal_equations_half(const AlsHalfSweep& s, const AlsBatch& batch, float* a,
                                       float* b, cudaStream_t stream) {
   if (s.fixed_half == nullptr) return false;
-  // The stored rows, then the targets' two columns, padded to whole 16 x 16 blocks.
-  const int64_t padded = (s.half_stride + 2 + 15) / 16 * 16;
+  // The stored rows, then the targets' two columns, padded to whole 16 x 16 blocks; without the
+  // targets' columns (b on CUDA cores) where they would add a row of blocks to a system large
+  // enough for the 8-block warps (smaller ones measured no faster that way).
+  const int64_t with_targets = (s.half_stride + 2 + 15) / 16 * 16;
+  const int64_t without = (s.half_stride + 15) / 16 * 16;
+  const bool rhs_on_cuda_cores =
+      without < with_targets && triangle_blocks(without) > kMaxBlocksOfNarrowWarps;
+  const int64_t padded = rhs_on_cuda_cores ? without : with_targets;
   // padded <= kAlsMaxUnknowns + 24, so buffer_bytes stays far inside int.
   const int shared = 2 * buffer_bytes(static_cast<int>(padded) + 8);
   if (shared > kMaxSharedBytes) return false;
-  const int side = static_cast<int>(padded / 16);
-  const int blocks = side * (side + 1) / 2;
+  const int blocks = triangle_blocks(padded);
   if (s.half_bf16) {
-    launch_type<true>(s, batch, static_cast<int>(padded), blocks, shared, a, b, stream);
+    launch_type<true>(s, batch, static_cast<int>(padded), blocks, shared, rhs_on_cuda_cores, a,
+                      b, stream);
   } else {
-    launch_type<false>(s, batch, static_cast<int>(padded), blocks, shared, a, b, stream);
+    launch_type<false>(s, batch, static_cast<int>(padded), blocks, shared, rhs_on_cuda_cores, a,
+                       b, stream);
   }
   SFAC_CUDA_CHECK_LAUNCH();
   return true;
