@@ -1,6 +1,7 @@
 // Fault injection: every host allocation of representative calls (read, create, SDDMM, train,
-// save, load) fails in turn, the n-th for n = 1, 2, ... until a run completes without reaching
-// its failure; on a CUDA device, every device allocation of create, SDDMM and training too.
+// save, load, copy of a model) fails in turn, the n-th for n = 1, 2, ... until a run completes
+// without reaching its failure; on a CUDA device, every device allocation of create, SDDMM and
+// training too.
 // Each failure must come back as SFAC_ERR_OUT_OF_MEMORY with a message (or be absorbed by a
 // fallback, the call then succeeding), leave no output behind, and leave the context and the
 // objects made before usable; leaks are caught by the sanitizer build's leak check (host) and
@@ -177,6 +178,19 @@ TEST_F(FaultInjection, SddmmTrainSaveAndLoad) {
                   return st;
                 },
                 [&] { sfac_model_destroy(loaded); }),
+            0);
+  sfac_model* copied = nullptr;
+  EXPECT_GT(fail_each_allocation(
+                "sfac_model_copy",
+                [&] {
+                  copied = nullptr;
+                  const sfac_status st = sfac_model_copy(model, ctx.get(), &copied);
+                  if (st != SFAC_OK) {
+                    EXPECT_EQ(copied, nullptr);
+                  }
+                  return st;
+                },
+                [&] { sfac_model_destroy(copied); }),
             0);
   // The objects made before the failures still work.
   const int32_t u = 1, i = 2;

@@ -656,6 +656,16 @@ SFAC_API sfac_status sfac_model_recalculate_user(sfac_model* model, int32_t user
  * A truncated, corrupted or foreign file is SFAC_ERR_PARSE (or SFAC_ERR_IO), never a crash. */
 SFAC_API sfac_status sfac_model_save(const sfac_model* model, const char* path);
 SFAC_API sfac_status sfac_model_load(sfac_context* ctx, const char* path, sfac_model** out);
+
+/* Models and contexts: a model's inference calls run on the backend of its context (the one
+ * that trained, loaded or copied it). A model of a CUDA context keeps a copy of its factors on
+ * the device, made on its first recommend or similar-items call and remade after its factors
+ * change. Save and load work from either kind of context. Moving a model between contexts is
+ * one call: sfac_model_copy returns an independent copy of `model` (factors, biases, fold-in
+ * settings) bound to `ctx`, which may have another backend or device, or to the context of
+ * `model` when ctx is NULL. Either model may then change or be destroyed without the other. */
+SFAC_API sfac_status sfac_model_copy(const sfac_model* model, sfac_context* ctx,
+                                     sfac_model** out);
 /* LIBMF's text model format (P and Q factor lines). */
 SFAC_API sfac_status sfac_model_export_libmf(const sfac_model* model, const char* path);
 

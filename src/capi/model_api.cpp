@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <memory>
 
 #include "capi/guard.h"
 #include "capi/handles.h"
@@ -46,6 +47,18 @@ extern "C" {
 sfac_status sfac_model_destroy(sfac_model* model) {
   SFAC_API_BEGIN
   sfac::capi::destroy(model, "model");
+  SFAC_API_END
+}
+
+sfac_status sfac_model_copy(const sfac_model* model, sfac_context* ctx, sfac_model** out) {
+  SFAC_API_BEGIN
+  const auto& m = checked(model, "model");
+  const auto& backend = ctx ? checked(ctx, "ctx").impl.backend : m.backend;
+  require_pointer(out, "out");
+  auto copy = std::make_unique<sfac_model>();
+  copy->backend = backend;
+  copy->impl = m.impl;    // factors and biases; the resident copy stays with `model`
+  *out = copy.release();  // only now: a failed copy leaves *out untouched
   SFAC_API_END
 }
 
@@ -162,7 +175,7 @@ sfac_status sfac_model_recommend(const sfac_model* model, int64_t count, const i
   require_result_capacity(count, n, out_items, out_scores, capacity);
   const sfac::SparseMatrix* skip = optional_matrix_arg(exclude, "exclude", m);
   sfac::recommend(m.impl, count, users, n, skip, allowed_count, allowed_items, out_items,
-                  out_scores, threads_of(m));
+                  out_scores, threads_of(m), m.backend.get());
   SFAC_API_END
 }
 
@@ -172,7 +185,8 @@ sfac_status sfac_model_similar_items(const sfac_model* model, int64_t count, con
   SFAC_API_BEGIN
   const auto& m = checked(model, "model");
   require_result_capacity(count, n, out_items, out_scores, capacity);
-  sfac::similar_items(m.impl, count, items, n, out_items, out_scores, threads_of(m));
+  sfac::similar_items(m.impl, count, items, n, out_items, out_scores, threads_of(m),
+                      m.backend.get());
   SFAC_API_END
 }
 

@@ -17,6 +17,25 @@ extern "C" {
  * Returns 1 when the previously armed failure happened, else 0. No effect without CUDA. */
 SFAC_API int sfac_testing_fail_device_allocation(int64_t nth);
 
+/* Resident copies (core/resident_model.h) on a CPU build, where no backend keeps one: gives
+ * `model` a backend that forwards to its own except for make_resident_model, which per `mode`
+ *   SFAC_TESTING_RESIDENT_NONE     returns none (what CPU contexts do),
+ *   SFAC_TESTING_RESIDENT_SERVE    returns a copy that serves recommend and similar items: a
+ *                                  host snapshot of the factors and biases as they are then,
+ *                                  scored by the host code (a missed reset serves old factors),
+ *   SFAC_TESTING_RESIDENT_DECLINE  returns a copy that serves nothing (the host answers).
+ * A copy fails the call with SFAC_ERR_INTERNAL on a request that breaks the ResidentModel
+ * contract. Calling it again replaces the hook (mode and counts); sfac_model_copy with a NULL
+ * context gives the copy the same hook, counts shared. */
+#define SFAC_TESTING_RESIDENT_NONE 0
+#define SFAC_TESTING_RESIDENT_SERVE 1
+#define SFAC_TESTING_RESIDENT_DECLINE 2
+SFAC_API sfac_status sfac_testing_resident_hook(sfac_model* model, int mode);
+/* Since the hook was set: *builds, make_resident_model calls; *served, calls a copy served
+ * (either may be NULL). SFAC_ERR_INVALID_ARGUMENT for a model without the hook. */
+SFAC_API sfac_status sfac_testing_resident_counts(const sfac_model* model, int64_t* builds,
+                                                  int64_t* served);
+
 #ifdef __cplusplus
 }
 #endif

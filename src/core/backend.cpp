@@ -2,6 +2,7 @@
 #include "core/backend.h"
 
 #include "core/error.h"
+#include "core/resident_model.h"  // make_resident_model returns one
 
 namespace sfac {
 
@@ -28,6 +29,11 @@ HostCsr download_host_csr(const SparseMatrix& m, bool with_values) {
 void Backend::set_stream(void* stream) {
   SFAC_REQUIRE(stream == nullptr, SFAC_ERR_UNSUPPORTED, "the ",
                kind() == SFAC_BACKEND_CPU ? "CPU" : "this", " backend has no device streams");
+}
+
+std::unique_ptr<ResidentModel> Backend::make_resident_model(const Model& model) {
+  (void)model;
+  return nullptr;
 }
 
 }  // namespace sfac

@@ -14,6 +14,8 @@
 namespace sfac {
 
 class Backend;
+class ResidentModel;
+struct Model;
 
 // A sparse matrix resident on its backend's device. The sparsity pattern is immutable after
 // creation; only the values change.
@@ -154,6 +156,12 @@ class Backend : public std::enable_shared_from_this<Backend> {
     (void)options;
     return compatible_with(ratings.backend());
   }
+
+  // The copy of `model`'s factors and biases that serves its inference calls on this backend
+  // (core/resident_model.h), or null where the host scores them (the default: host backends).
+  // Called once per model until its factors change; may throw (e.g. SFAC_ERR_OUT_OF_MEMORY),
+  // which fails that inference call.
+  virtual std::unique_ptr<ResidentModel> make_resident_model(const Model& model);
 
   virtual void synchronize() = 0;
 

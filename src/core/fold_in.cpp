@@ -123,6 +123,7 @@ FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const fl
 void set_user_row(Model& model, int64_t user, const FoldIn& row) {
   std::copy(row.factors.begin(), row.factors.end(), model.user_factors.begin() + user * model.rank);
   if (model.has_biases) model.user_bias[user] = row.bias;
+  model.resident.reset();
 }
 
 }  // namespace sfac

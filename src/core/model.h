@@ -1,10 +1,11 @@
 // A trained factorization: factors, optional biases, and what fold-in needs to solve for new
-// users the way training did. Host resident.
+// users the way training did. Host resident; its backend may keep a copy for inference.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "core/resident_model.h"
 #include "core/train_options.h"
 #include "sparsefac/sparsefac.h"
 
@@ -27,6 +28,12 @@ struct Model {
   double lambda_user = 0.0;
   sfac_regularization regularization = SFAC_REG_PLAIN;
   double implicit_alpha = 0.0;
+
+  // The serving backend's copy of the factors and biases (a CUDA context's: on the device),
+  // built on the first inference call. Whatever changes the factors or biases calls
+  // resident.reset(), or later calls would be served from the old ones. Mutable: built by const
+  // (inference) calls. A copy of the model starts without one.
+  mutable ResidentCache resident;
 
   const float* user(int64_t u) const { return user_factors.data() + u * rank; }
   const float* item(int64_t i) const { return item_factors.data() + i * rank; }

@@ -53,10 +53,12 @@ ErrorMetrics evaluate(const Model& model, const SparseMatrix& ratings, int num_t
 
 void set_user_factors(Model& model, const float* factors) {
   set_factors(model.user_factors, factors, model.users, model.rank, "user");
+  model.resident.reset();
 }
 
 void set_item_factors(Model& model, const float* factors) {
   set_factors(model.item_factors, factors, model.items, model.rank, "item");
+  model.resident.reset();
 }
 
 void require_array(const void* pointer, const char* name, int64_t count, const char* count_name) {

@@ -20,7 +20,8 @@ struct ErrorMetrics {
 };
 ErrorMetrics evaluate(const Model& model, const SparseMatrix& ratings, int num_threads);
 
-// Replaces the user (items) factors with users x rank (items x rank) finite floats.
+// Replaces the user (items) factors with users x rank (items x rank) finite floats, and drops
+// the backend's copy of the model.
 void set_user_factors(Model& model, const float* factors);
 void set_item_factors(Model& model, const float* factors);
 
@@ -32,14 +33,16 @@ void predict(const Model& model, int64_t count, const int32_t* users, const int3
 // ties are broken by the lower item id, so results do not depend on the thread count. A
 // duplicate in allowed_items is one candidate. allowed_items == nullptr with allowed_count == 0
 // means no allow-list; a non-null allowed_items with allowed_count == 0 allows nothing.
+// `backend` (the model's; nullptr = the host only) serves the call from its copy of the model
+// (Model::resident) where it keeps one and serves this call; otherwise the host scores.
 void recommend(const Model& model, int64_t count, const int32_t* users, int n,
                const SparseMatrix* exclude, int64_t allowed_count, const int32_t* allowed_items,
-               int32_t* out_items, float* out_scores, int num_threads);
+               int32_t* out_items, float* out_scores, int num_threads, Backend* backend);
 
 // Cosine similarity of item factors; an item with all-zero factors has similarity 0 to every
-// item. Same layout and tie-breaking as recommend.
+// item. Same layout, tie-breaking and `backend` as recommend.
 void similar_items(const Model& model, int64_t count, const int32_t* items, int n,
-                   int32_t* out_items, float* out_scores, int num_threads);
+                   int32_t* out_items, float* out_scores, int num_threads, Backend* backend);
 
 // Ranking quality at k, averaged over the users with at least one nonzero in `test`. For such a
 // user with test items T and top-k list L (the user's `exclude` nonzeros never ranked; L is
@@ -71,7 +74,8 @@ struct FoldIn {
 };
 FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const float* ratings,
                int num_threads);
-// Stores a fold-in result as the model's row for `user` (in range).
+// Stores a fold-in result as the model's row for `user` (in range), and drops the backend's
+// copy of the model.
 void set_user_row(Model& model, int64_t user, const FoldIn& row);
 
 // Shared argument checks of the model operations (they throw sfac::Error).

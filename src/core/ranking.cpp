@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/model_ops.h"
+#include "core/resident_model.h"
 
 namespace sfac {
 namespace {
@@ -136,7 +137,7 @@ void predict(const Model& model, int64_t count, const int32_t* users, const int3
 
 void recommend(const Model& model, int64_t count, const int32_t* users, int n,
                const SparseMatrix* exclude, int64_t allowed_count, const int32_t* allowed_items,
-               int32_t* out_items, float* out_scores, int num_threads) {
+               int32_t* out_items, float* out_scores, int num_threads, Backend* backend) {
   require_array(users, "users", count, "count");
   require_top_n(n, count);
   require_array(out_items, "out_items", count, "count");
@@ -156,6 +157,16 @@ void recommend(const Model& model, int64_t count, const int32_t* users, int n,
     allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
   }
   const std::vector<int32_t>* allow = allowed_items ? &allowed : nullptr;
+  // An empty allow-list leaves only padding, which is not worth a trip to the device.
+  if (backend && !(allow && allowed.empty())) {
+    RecommendRequest request{count, users, n, exclude, nullptr, 0, out_items, out_scores};
+    if (allow) {
+      request.allowed = allowed.data();
+      request.allowed_count = static_cast<int64_t>(allowed.size());
+    }
+    const std::shared_ptr<ResidentModel> resident = model.resident.get(*backend, model);
+    if (resident && resident->recommend(request)) return;
+  }
   const HostPattern skip = exclude ? HostPattern(*exclude) : HostPattern();
   const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), count));
   auto buffers =
@@ -173,13 +184,18 @@ void recommend(const Model& model, int64_t count, const int32_t* users, int n,
 }
 
 void similar_items(const Model& model, int64_t count, const int32_t* items, int n,
-                   int32_t* out_items, float* out_scores, int num_threads) {
+                   int32_t* out_items, float* out_scores, int num_threads, Backend* backend) {
   require_array(items, "items", count, "count");
   require_top_n(n, count);
   require_array(out_items, "out_items", count, "count");
   require_array(out_scores, "out_scores", count, "count");
   require_ids(items, count, model.items, "items", "items");
   if (count == 0) return;
+  if (backend) {
+    const SimilarItemsRequest request{count, items, n, out_items, out_scores};
+    const std::shared_ptr<ResidentModel> resident = model.resident.get(*backend, model);
+    if (resident && resident->similar_items(request)) return;
+  }
 
   const int64_t rank = model.rank;
   std::vector<float> norms(static_cast<size_t>(model.items));

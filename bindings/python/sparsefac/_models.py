@@ -462,6 +462,37 @@ class MatrixFactorization:
     def export_libmf(self, path):
         call(_core.sfac_model_export_libmf, self._mh, os.fspath(path))
 
+    def copy(self, context=None):
+        """An independent copy of the fitted model: an estimator of the same class and
+        hyperparameters whose model is bound to `context` (None: this estimator's context),
+        which may have another backend, e.g. trained on the CPU and served on CUDA. Changing
+        or closing either leaves the other. The matrix given to fit stays the default
+        exclusion of recommend (copied to `context` when its backend needs that)."""
+        ctx = self._context() if context is None else context
+        ptr = call(_core.sfac_model_copy, self._mh, ctx)
+        try:
+            train = self._train_on(ctx)
+        except BaseException:
+            _ModelHandle(ptr).close()
+            raise
+        est = self._snapshot(ptr, train)
+        est.context = ctx
+        return est
+
+    def _train_on(self, ctx):
+        """The training matrix as an exclusion for models of `ctx`: itself where the library
+        takes it (its own context, or CPU contexts on both sides), else a copy made on `ctx`."""
+        train = self._train
+        if train is None or train.closed:
+            return None
+        if train.context is ctx:
+            return train
+        try:
+            both_cpu = train.context.backend == "cpu" and ctx.backend == "cpu"
+        except ClosedObjectError:  # train's context is closed: ask nothing of it
+            both_cpu = False
+        return train if both_cpu else SparseMatrix.from_scipy(train.to_scipy(), ctx)
+
     @classmethod
     def load(cls, path, context=None):
         """Loads a model file; the estimator's class follows the file's algorithm."""

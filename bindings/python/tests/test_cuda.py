@@ -92,3 +92,37 @@ def test_plan_on_device(gpu):
         b = np.ones((800, 16), np.float32)
         P = sf.sddmm(a, b, S, mode="pattern", plan=plan)
         np.testing.assert_allclose(P.values, 16.0)
+
+
+def test_model_copied_to_device_answers_as_on_the_host(gpu):
+    """A CPU-trained model copied to the GPU: same factors, and recommend / similar_items
+    lists whose scores are the host's up to float rounding (near-equal scores may swap)."""
+    cpu = sf.Context("cpu", threads=2, seed=4)
+    ratings, _, _ = sf.synthesize_ratings(600, 400, 12000, rank=8, noise=0.1, context=cpu)
+    host = sf.AlternatingLeastSquares(factors=8, iterations=3, context=cpu).fit(ratings)
+    device = host.copy(gpu)
+    assert device.context is gpu
+    np.testing.assert_array_equal(device.item_factors, host.item_factors)
+    users = np.arange(0, 600, 7, dtype=np.int32)
+    seen = ratings.to_scipy()
+    for _ in range(2):  # the second call is served by the copy made in the first
+        ids, scores = device.recommend(users, N=10)  # the training items excluded on the GPU
+        want_ids, want_scores = host.recommend(users, N=10)
+        np.testing.assert_allclose(scores, want_scores, rtol=1e-4, atol=1e-5)
+        pairs_u = np.repeat(users, 10)
+        np.testing.assert_allclose(scores.ravel(), host.predict(pairs_u, ids.ravel()),
+                                   rtol=1e-4, atol=1e-5)
+        for row, user in enumerate(users):
+            liked = set(seen.indices[seen.indptr[user]:seen.indptr[user + 1]])
+            assert not liked & set(ids[row])
+    items = np.arange(0, 400, 9, dtype=np.int32)
+    sim_ids, sim_scores = device.similar_items(items, N=5)
+    np.testing.assert_allclose(sim_scores, host.similar_items(items, N=5)[1], rtol=1e-4,
+                               atol=1e-5)
+    assert not np.any(sim_ids == items[:, None])
+    # a change of the device copy's factors is what its next answers use
+    device.user_factors = host.user_factors[::-1].copy()
+    flipped = host.copy()
+    flipped.user_factors = host.user_factors[::-1].copy()
+    np.testing.assert_allclose(device.recommend(users, N=5)[1], flipped.recommend(users, N=5)[1],
+                               rtol=1e-4, atol=1e-5)

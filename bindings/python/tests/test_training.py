@@ -186,6 +186,42 @@ def test_save_load_identical(explicit_data, tmp_path):
     assert "fitted: 2000 users x 1000 items" in repr(loaded)
 
 
+def test_copy_to_same_and_other_context(explicit_data, rng):
+    train, test, _, _ = explicit_data
+    model = fit_als(train, iterations=3, use_biases=True)
+    users = rng.integers(0, 2000, 50)
+    items = rng.integers(0, 1000, 20)
+    expect_ids, expect_scores = model.recommend(users, N=10)  # training items excluded
+    with sf.Context("cpu", threads=1, seed=3) as other:
+        for target in (None, other):
+            copy = model.copy(target)
+            assert type(copy) is sf.AlternatingLeastSquares and copy.shape == model.shape
+            assert copy.context is (model.context if target is None else target)
+            np.testing.assert_array_equal(copy.user_factors, model.user_factors)
+            np.testing.assert_array_equal(copy.item_factors, model.item_factors)
+            for mine, theirs in zip(copy.biases(), model.biases()):
+                np.testing.assert_array_equal(mine, theirs)
+            r, c, _ = test.to_coo()
+            np.testing.assert_array_equal(copy.predict(r, c), model.predict(r, c))
+            ids, scores = copy.recommend(users, N=10)
+            np.testing.assert_array_equal(ids, expect_ids)
+            np.testing.assert_array_equal(scores, expect_scores)
+            np.testing.assert_array_equal(copy.similar_items(items, N=5)[0],
+                                          model.similar_items(items, N=5)[0])
+        # independent: a change to the copy leaves the model, closing the model the copy
+        before = model.user_factors
+        copy.user_factors = rng.standard_normal(before.shape).astype(np.float32)
+        np.testing.assert_array_equal(model.user_factors, before)
+        kept = copy.user_factors
+        model.close()
+        np.testing.assert_array_equal(copy.user_factors, kept)
+        assert copy.recommend(users, N=3)[0].shape == (50, 3)
+    with pytest.raises(sf.ClosedObjectError):
+        model.copy()
+    with pytest.raises(sf.ClosedObjectError):
+        sf.AlternatingLeastSquares().copy()
+
+
 def test_load_errors(tmp_path):
     with pytest.raises(OSError):
         sf.load_model(tmp_path / "none.sfm")

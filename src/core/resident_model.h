@@ -1,0 +1,91 @@
+// A backend's own copy of a model for inference, and the per-model cache that builds it once.
+//
+// Inference on a model is served where its backend keeps the factors (a CUDA context: device
+// memory) so that every call does not ship users x rank and items x rank floats across; a host
+// backend has no copy and the core scores on the host. The core validates every request before
+// it reaches a ResidentModel, so implementations check nothing and cannot leave a half-written
+// result behind a failed argument check.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace sfac {
+
+class Backend;
+class SparseMatrix;
+struct Model;
+
+// One validated sfac_model_recommend call with at least one user (see sfac::recommend for the
+// semantics). `allowed`: sorted, distinct, at least one item; nullptr = every item is a
+// candidate. An empty allow-list never gets here (the core answers it: nothing is allowed).
+// `exclude` (may be null) is of the model's backend and shape, its rows' columns sorted.
+struct RecommendRequest {
+  int64_t count;
+  const int32_t* users;
+  int n;
+  const SparseMatrix* exclude;
+  const int32_t* allowed;
+  int64_t allowed_count;
+  int32_t* out_items;  // count * n, host memory
+  float* out_scores;   // count * n, host memory
+};
+
+// One validated sfac_model_similar_items call with at least one item.
+struct SimilarItemsRequest {
+  int64_t count;
+  const int32_t* items;
+  int n;
+  int32_t* out_items;  // count * n, host memory
+  float* out_scores;   // count * n, host memory
+};
+
+// A backend's copy of a model's factors and biases, made from the model as it was when built
+// (the cache below drops it when they change). Each call returns false where the backend does
+// not serve it, having written nothing; the core then computes on the host. What it writes
+// follows the host's contract: row r for request row r, best first, ties by the lower item id,
+// scores as predict returns them (cosine for similar items), rows padded with -1 / -INFINITY.
+class ResidentModel {
+ public:
+  virtual ~ResidentModel() = default;
+  virtual bool recommend(const RecommendRequest& request) = 0;
+  virtual bool similar_items(const SimilarItemsRequest& request) = 0;
+};
+
+// The resident copy of one model: built by its backend on the first inference call, shared by
+// concurrent (const) calls, dropped by reset() whenever the model's factors or biases change.
+// A backend that keeps no copy (nullptr) is asked once, not on every call, until reset().
+//
+// Copying or moving yields an empty cache: a model copy must never serve its calls from the
+// original's copy (the factors of either may change alone, and a copy may be bound to another
+// backend), and a device copy is cheap to rebuild compared with keeping two models in sync.
+class ResidentCache {
+ public:
+  ResidentCache() = default;
+  ResidentCache(const ResidentCache&) noexcept {}
+  ResidentCache(ResidentCache&&) noexcept {}
+  // Assigning to a model replaces its factors: its own copy is stale from then on.
+  ResidentCache& operator=(const ResidentCache&) noexcept {
+    reset();
+    return *this;
+  }
+  ResidentCache& operator=(ResidentCache&&) noexcept {
+    reset();
+    return *this;
+  }
+
+  // The copy `backend` keeps of `model`, built now if none was asked for since the last reset
+  // (null: the backend keeps none). A model has one backend: the cache does not check which
+  // backend built its copy. A build that throws leaves the cache empty, so the next call retries.
+  std::shared_ptr<ResidentModel> get(Backend& backend, const Model& model);
+  // Drops the copy (callers still holding it finish with it); the next get() builds a new one.
+  void reset() noexcept;
+
+ private:
+  std::mutex mutex_;  // get() holds it while building: concurrent first calls build one copy
+  std::shared_ptr<ResidentModel> copy_;
+  bool built_ = false;  // whether the backend was asked since the last reset (copy_ may be null)
+};
+
+}  // namespace sfac
