@@ -9,6 +9,7 @@
 #include "cuda/cuda_sgd.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_dense.h"
+#include "cuda/cuda_resident_model.h"
 #include "cuda/cuda_sddmm.h"
 #include "cuda/cuda_sparse.h"
 #include "cuda/device_buffer.h"
@@ -171,6 +172,11 @@ ForeignOrder::~ForeignOrder() {
 bool CudaBackend::trains_from(const SparseMatrix& ratings, const TrainOptions& options) const {
   return compatible_with(ratings.backend()) ||
          (options.algorithm == SFAC_ALGO_SGD && ratings.backend().kind() == SFAC_BACKEND_CPU);
+}
+
+std::unique_ptr<ResidentModel> CudaBackend::make_resident_model(const Model& model) {
+  return std::make_unique<CudaResidentModel>(
+      std::static_pointer_cast<const CudaBackend>(shared_from_this()), model);
 }
 
 std::unique_ptr<Trainer> CudaBackend::make_trainer(const SparseMatrix& ratings,

@@ -64,6 +64,8 @@ class CudaBackend final : public Backend {
   bool trains_from(const SparseMatrix& ratings, const TrainOptions& options) const override;
   std::unique_ptr<Trainer> make_trainer(const SparseMatrix& ratings, const TrainOptions& options,
                                         uint64_t seed) override;
+  // The model's factors and biases on this device, serving its top-n calls.
+  std::unique_ptr<ResidentModel> make_resident_model(const Model& model) override;
   void synchronize() override;
   void set_stream(void* stream) override;
   void* stream_handle() const override { return stream_; }

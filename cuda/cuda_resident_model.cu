@@ -1,0 +1,158 @@
+#include "cuda/cuda_resident_model.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_sparse.h"
+#include "cuda/kernels/recommend/top_n.cuh"
+
+namespace sfac::cuda {
+namespace {
+
+// Output bytes (ids and scores) of one launch: lists of many queries come back in launches of at
+// most this much, so the device never holds all of them.
+constexpr int64_t kLaunchOutputBytes = int64_t{64} << 20;
+constexpr int64_t kQueriesPerBlock = 64;
+
+// rows x rank host floats as rows x stride device floats, zero past the rank.
+DeviceBuffer<float> upload_padded(const std::vector<float>& host, int64_t rows, int64_t rank,
+                                  int64_t stride, cudaStream_t stream) {
+  DeviceBuffer<float> device(static_cast<size_t>(rows * stride), stream);
+  if (rows == 0) return device;
+  SFAC_CUDA_TRY(cudaMemsetAsync(device.data(), 0, device.size() * sizeof(float), stream));
+  if (rank > 0) {
+    SFAC_CUDA_TRY(cudaMemcpy2DAsync(device.data(), stride * sizeof(float), host.data(),
+                                    rank * sizeof(float), rank * sizeof(float), rows,
+                                    cudaMemcpyHostToDevice, stream));
+  }
+  return device;
+}
+
+DeviceBuffer<int32_t> upload_ids(const int32_t* host, int64_t count, cudaStream_t stream) {
+  DeviceBuffer<int32_t> device(static_cast<size_t>(count), stream);
+  device.upload(host, static_cast<size_t>(count));
+  return device;
+}
+
+// Runs `problem` for query_count queries (problem.query_ids: all of them, on the device) in
+// launches whose lists fit kLaunchOutputBytes, each downloaded into the caller's rows.
+void run_in_launches(kernels::TopNProblem problem, int64_t query_count, int32_t* out_ids,
+                     float* out_scores, cudaStream_t stream) {
+  const int64_t n = problem.n;
+  const int64_t fitting = kLaunchOutputBytes / (n * 8) / kQueriesPerBlock * kQueriesPerBlock;
+  const int64_t per_launch = std::min(query_count, std::max(kQueriesPerBlock, fitting));
+  DeviceBuffer<int32_t> ids(static_cast<size_t>(per_launch * n), stream);
+  DeviceBuffer<float> scores(static_cast<size_t>(per_launch * n), stream);
+  const int32_t* query_ids = problem.query_ids;
+  for (int64_t q0 = 0; q0 < query_count; q0 += per_launch) {
+    const int64_t m = std::min(per_launch, query_count - q0);
+    problem.query_ids = query_ids + q0;
+    problem.queries = m;
+    problem.out_ids = ids.data();
+    problem.out_scores = scores.data();
+    kernels::launch_top_n(problem, stream);
+    ids.download(out_ids + q0 * n, static_cast<size_t>(m * n));
+    scores.download(out_scores + q0 * n, static_cast<size_t>(m * n));
+  }
+}
+
+}  // namespace
+
+CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
+                                     const Model& model)
+    : backend_(std::move(backend)),
+      users_(model.users),
+      items_(model.items),
+      stride_((std::max<int64_t>(model.rank, 1) + kernels::kTopNRankStep - 1) /
+              kernels::kTopNRankStep * kernels::kTopNRankStep),
+      has_biases_(model.has_biases) {
+  DeviceGuard guard(backend_->device());
+  OwnStreamWork order(*backend_);
+  const cudaStream_t stream = backend_->own_stream();
+  user_factors_ = upload_padded(model.user_factors, users_, model.rank, stride_, stream);
+  item_factors_ = upload_padded(model.item_factors, items_, model.rank, stride_, stream);
+  if (has_biases_) {
+    // The user's part of every score, added as Model::predict adds it.
+    std::vector<float> offsets(static_cast<size_t>(users_));
+    for (int64_t u = 0; u < users_; ++u) offsets[u] = model.global_mean + model.user_bias[u];
+    user_offsets_ = DeviceBuffer<float>(offsets.size(), stream);
+    user_offsets_.upload(offsets.data(), offsets.size());
+    item_biases_ = DeviceBuffer<float>(model.item_bias.size(), stream);
+    item_biases_.upload(model.item_bias.data(), model.item_bias.size());
+  }
+  // The host arrays may change once this returns (the cache drops this copy first).
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+}
+
+CudaResidentModel::~CudaResidentModel() { backend_->own_waits_for_current_noexcept(); }
+
+const float* CudaResidentModel::item_norms() {
+  std::call_once(norms_once_, [&] {
+    const cudaStream_t stream = backend_->own_stream();
+    DeviceBuffer<float> norms(static_cast<size_t>(items_), stream);
+    kernels::launch_row_norms(item_factors_.data(), items_, stride_, norms.data(), stream);
+    SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+    item_norms_ = std::move(norms);
+  });
+  return item_norms_.data();
+}
+
+bool CudaResidentModel::recommend(const RecommendRequest& request) {
+  if (request.n > kernels::kTopNMax) return false;
+  const CudaSparseMatrix* exclude = nullptr;
+  if (request.exclude != nullptr) {
+    exclude = on_device(*request.exclude, backend_->device());
+    if (exclude == nullptr) return false;
+  }
+  DeviceGuard guard(backend_->device());
+  OwnStreamWork order(*backend_);
+  const cudaStream_t stream = backend_->own_stream();
+  const DeviceBuffer<int32_t> users = upload_ids(request.users, request.count, stream);
+  DeviceBuffer<int32_t> allowed;
+  if (request.allowed != nullptr) {
+    allowed = upload_ids(request.allowed, request.allowed_count, stream);
+  }
+
+  kernels::TopNProblem p{};
+  p.query_factors = user_factors_.data();
+  p.query_ids = users.data();
+  p.candidate_factors = item_factors_.data();
+  p.candidate_ids = request.allowed != nullptr ? allowed.data() : nullptr;
+  p.candidates = request.allowed != nullptr ? request.allowed_count : items_;
+  p.stride = stride_;
+  p.score = kernels::TopNScore::kDot;
+  p.query_offset = has_biases_ ? user_offsets_.data() : nullptr;
+  p.candidate_add = has_biases_ ? item_biases_.data() : nullptr;
+  if (exclude != nullptr) {
+    p.exclude_offsets = exclude->pattern().offsets.data();
+    p.exclude_cols = exclude->pattern().indices.data();
+  }
+  p.n = request.n;
+  run_in_launches(p, request.count, request.out_items, request.out_scores, stream);
+  return true;
+}
+
+bool CudaResidentModel::similar_items(const SimilarItemsRequest& request) {
+  if (request.n > kernels::kTopNMax) return false;
+  DeviceGuard guard(backend_->device());
+  OwnStreamWork order(*backend_);
+  const cudaStream_t stream = backend_->own_stream();
+  const DeviceBuffer<int32_t> items = upload_ids(request.items, request.count, stream);
+
+  kernels::TopNProblem p{};
+  p.query_factors = item_factors_.data();
+  p.query_ids = items.data();
+  p.candidate_factors = item_factors_.data();
+  p.candidates = items_;
+  p.stride = stride_;
+  p.score = kernels::TopNScore::kCosine;
+  p.query_norm = item_norms();
+  p.candidate_norm = p.query_norm;
+  p.exclude_self = true;
+  p.n = request.n;
+  run_in_launches(p, request.count, request.out_items, request.out_scores, stream);
+  return true;
+}
+
+}  // namespace sfac::cuda

@@ -1,0 +1,42 @@
+// A model's factors and biases on a CUDA device, serving its top-n calls (recommend, similar
+// items) with the fused scoring and selection kernel (kernels/recommend/top_n.cuh).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "core/model.h"
+#include "core/resident_model.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/device_buffer.h"
+
+namespace sfac::cuda {
+
+class CudaResidentModel final : public ResidentModel {
+ public:
+  // Uploads the factors (rows zero-padded to the kernel's k chunk) and biases; throws
+  // SFAC_ERR_OUT_OF_MEMORY where the device has no room for them.
+  CudaResidentModel(std::shared_ptr<const CudaBackend> backend, const Model& model);
+  ~CudaResidentModel() override;
+
+  // Both decline (false) lists longer than the kernel keeps (kernels::kTopNMax) and exclusion
+  // matrices of another device.
+  bool recommend(const RecommendRequest& request) override;
+  bool similar_items(const SimilarItemsRequest& request) override;
+
+ private:
+  // The item norms for cosine similarity, computed on first use.
+  const float* item_norms();
+
+  std::shared_ptr<const CudaBackend> backend_;
+  int64_t users_ = 0, items_ = 0, stride_ = 0;
+  bool has_biases_ = false;
+  DeviceBuffer<float> user_factors_, item_factors_;
+  DeviceBuffer<float> user_offsets_;  // global mean + user bias, as the host adds them
+  DeviceBuffer<float> item_biases_;
+  std::once_flag norms_once_;
+  DeviceBuffer<float> item_norms_;
+};
+
+}  // namespace sfac::cuda

@@ -1,0 +1,315 @@
+// Fused scoring and top-n selection: one thread block per 64 queries walks every candidate in
+// tiles of 64, computing the 64 x 64 scores of a tile on tensor cores (3xTF32, so fp32-accurate)
+// into registers, and keeps each query's best n in shared memory. The score matrix never reaches
+// global memory, which is what a GEMM followed by a selection pays for (a queries x candidates
+// write and read).
+//
+// Per tile: the factor rows come in k chunks of 32 floats by cp.async, double-buffered over the
+// (tile, chunk) sequence, rows padded to 36 floats so that the fragment reads of a warp fall on
+// distinct banks. After a tile's last chunk each query's excluded candidates in the tile become
+// a 64-bit mask (one thread a query walks its sorted exclusion list, which only moves forward
+// since tiles go by increasing id), every thread filters its scores against its queries' current
+// n-th best and appends the survivors to the query's candidate buffer, and one thread a query
+// inserts them into its sorted list. Once a list is full few scores pass the filter, so the
+// selection costs little beside the products.
+//
+// Ties: a list is ordered by (higher score, lower id), a total order, so its content does not
+// depend on the order in which candidates arrive; a later tile's candidates all have higher ids
+// than the list's, so one that equals the n-th score is never better and the filter may drop it.
+#include <cmath>
+
+#include "cuda/cuda_check.h"
+#include "cuda/kernels/common/cp_async.cuh"
+#include "cuda/kernels/common/mma_tf32.cuh"
+#include "cuda/kernels/recommend/top_n.cuh"
+
+namespace sfac::cuda::kernels {
+namespace {
+
+constexpr int kQueries = 64;     // queries a block
+constexpr int kTile = 64;        // candidates a tile (one mask word a query)
+constexpr int kChunk = kTopNRankStep;
+constexpr int kLead = kChunk + 4;  // floats a staged row
+constexpr int kThreads = 256;      // 8 warps: 4 x 16 queries by 2 x 32 candidates
+constexpr int kStageFloats = (kQueries + kTile) * kLead;
+
+// Bytes of shared memory for lists of n.
+constexpr size_t shared_bytes(int n) {
+  return sizeof(float) * 2 * kStageFloats                        // staged rows
+         + (sizeof(float) + sizeof(int32_t)) * kQueries * kTile  // candidate buffers
+         + (sizeof(float) + sizeof(int32_t)) * kQueries * size_t(n)  // lists
+         + (2 * sizeof(int64_t) + sizeof(uint64_t) + 5 * 4) * kQueries;  // per-query state
+}
+
+__device__ __forceinline__ bool better(float score, int32_t id, float other_score,
+                                       int32_t other_id) {
+  return score > other_score || (score == other_score && id < other_id);
+}
+
+template <TopNScore kScore>
+__global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int n = p.n;
+  float* stage = reinterpret_cast<float*>(smem);
+  float* cand_score = stage + 2 * kStageFloats;
+  auto* cand_id = reinterpret_cast<int32_t*>(cand_score + kQueries * kTile);
+  float* list_score = reinterpret_cast<float*>(cand_id + kQueries * kTile);
+  auto* list_id = reinterpret_cast<int32_t*>(list_score + kQueries * n);
+  // 8-byte state after the lists: kQueries * n * 8 bytes keeps it aligned.
+  auto* cursor = reinterpret_cast<int64_t*>(list_id + kQueries * n);
+  int64_t* cursor_end = cursor + kQueries;
+  auto* mask = reinterpret_cast<uint64_t*>(cursor_end + kQueries);
+  auto* threshold = reinterpret_cast<float*>(mask + kQueries);
+  auto* count = reinterpret_cast<int*>(threshold + kQueries);
+  int* pending = count + kQueries;
+  auto* query_id = reinterpret_cast<int32_t*>(pending + kQueries);
+  auto* query_value = reinterpret_cast<float*>(query_id + kQueries);  // offset or norm
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
+  const int64_t first_query = int64_t{blockIdx.x} * kQueries;
+
+  if (tid < kQueries) {
+    const int64_t q = first_query + tid;
+    const int32_t id = q < p.queries ? p.query_ids[q] : -1;
+    query_id[tid] = id;
+    count[tid] = 0;
+    pending[tid] = 0;
+    threshold[tid] = -INFINITY;
+    mask[tid] = 0;
+    const bool excludes = id >= 0 && p.exclude_offsets != nullptr;
+    cursor[tid] = excludes ? p.exclude_offsets[id] : 0;
+    cursor_end[tid] = excludes ? p.exclude_offsets[id + 1] : 0;
+    float value = 0.0f;
+    if (id >= 0) {
+      if constexpr (kScore == TopNScore::kCosine) {
+        value = p.query_norm[id];
+      } else {
+        if (p.query_offset != nullptr) value = p.query_offset[id];
+      }
+    }
+    query_value[tid] = value;
+  }
+  __syncthreads();
+
+  const int64_t tiles = (p.candidates + kTile - 1) / kTile;
+  const int64_t chunks = p.stride / kChunk;
+  const int64_t steps = tiles * chunks;
+
+  // Stages step s (tile s / chunks, chunk s % chunks) into buffer `slot`: 64 query rows, then 64
+  // candidate rows, 8 pieces of 16 bytes each; rows past the queries or candidates read zeros.
+  auto issue = [&](int64_t s, int slot) {
+    const int64_t c0 = (s / chunks) * kTile;
+    const int64_t k0 = (s % chunks) * kChunk;
+    float* to = stage + slot * kStageFloats;
+#pragma unroll
+    for (int piece = tid; piece < (kQueries + kTile) * 8; piece += kThreads) {
+      const int row = piece / 8, part = piece % 8;
+      const float* from;
+      bool valid;
+      if (row < kQueries) {
+        const int32_t id = query_id[row];
+        valid = id >= 0;
+        from = p.query_factors + (valid ? int64_t{id} : 0) * p.stride;
+      } else {
+        const int64_t c = c0 + (row - kQueries);
+        valid = c < p.candidates;
+        const int64_t id = !valid ? 0 : p.candidate_ids ? p.candidate_ids[c] : c;
+        from = p.candidate_factors + id * p.stride;
+      }
+      detail::cp_async16(to + row * kLead + 4 * part, from + k0 + 4 * part, valid);
+    }
+    detail::cp_async_commit();
+  };
+
+  // Bit j of mask[q]: candidate c0 + j is excluded for query q.
+  auto build_mask = [&](int64_t c0) {
+    const int q = tid;
+    if (query_id[q] < 0 || p.exclude_offsets == nullptr) return;
+    const int in_tile = static_cast<int>(p.candidates - c0 < kTile ? p.candidates - c0 : kTile);
+    uint64_t bits = 0;
+    int64_t cur = cursor[q];
+    const int64_t end = cursor_end[q];
+    if (p.candidate_ids == nullptr) {
+      while (cur < end && p.exclude_cols[cur] < c0 + in_tile) {
+        bits |= uint64_t{1} << (p.exclude_cols[cur] - c0);
+        ++cur;
+      }
+    } else {
+      const int32_t* ids = p.candidate_ids + c0;
+      const int32_t last = ids[in_tile - 1];
+      int j = 0;
+      while (cur < end && p.exclude_cols[cur] <= last) {
+        const int32_t e = p.exclude_cols[cur++];
+        while (ids[j] < e) ++j;  // stops at in_tile - 1 at the latest: e <= last
+        if (ids[j] == e) bits |= uint64_t{1} << j;
+      }
+    }
+    cursor[q] = cur;
+    mask[q] = bits;
+  };
+
+  const int warp_query = 16 * (warp & 3), warp_cand = 32 * (warp >> 2);
+  float acc[4][4] = {};
+
+  // The tile's scores against the queries' thresholds; survivors to the candidate buffers.
+  auto filter = [&](int64_t c0) {
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int q = warp_query + g + 8 * (i >> 1);
+        const int col = warp_cand + 8 * nt + 2 * t + (i & 1);
+        const int64_t c = c0 + col;
+        const int32_t qid = query_id[q];
+        if (c >= p.candidates || qid < 0 || ((mask[q] >> col) & 1)) continue;
+        const int32_t id = p.candidate_ids ? p.candidate_ids[c] : static_cast<int32_t>(c);
+        if (p.exclude_self && id == qid) continue;
+        const float dot = acc[nt][i];
+        float v;
+        if constexpr (kScore == TopNScore::kCosine) {
+          const float denominator = query_value[q] * p.candidate_norm[id];
+          v = denominator > 0.0f ? dot / denominator : 0.0f;
+        } else {
+          v = p.query_offset != nullptr ? dot + (query_value[q] + p.candidate_add[id]) : dot;
+        }
+        if (isnan(v)) v = -INFINITY;
+        if (count[q] < n || v > threshold[q]) {
+          const int slot = atomicAdd(&pending[q], 1);
+          cand_score[q * kTile + slot] = v;
+          cand_id[q * kTile + slot] = id;
+        }
+      }
+    }
+  };
+
+  // Query q's pending candidates into its list (sorted, at most n).
+  auto merge = [&](int q) {
+    float* ls = list_score + q * n;
+    int32_t* li = list_id + q * n;
+    int filled = count[q];
+    const int m = pending[q];
+    for (int e = 0; e < m; ++e) {
+      const float s = cand_score[q * kTile + e];
+      const int32_t id = cand_id[q * kTile + e];
+      int pos;
+      if (filled < n) {
+        pos = filled++;
+      } else {
+        if (!better(s, id, ls[n - 1], li[n - 1])) continue;
+        pos = n - 1;
+      }
+      while (pos > 0 && better(s, id, ls[pos - 1], li[pos - 1])) {
+        ls[pos] = ls[pos - 1];
+        li[pos] = li[pos - 1];
+        --pos;
+      }
+      ls[pos] = s;
+      li[pos] = id;
+    }
+    count[q] = filled;
+    pending[q] = 0;
+    threshold[q] = filled == n ? ls[n - 1] : -INFINITY;
+  };
+
+  if (steps > 0) issue(0, 0);
+  for (int64_t s = 0; s < steps; ++s) {
+    const int slot = static_cast<int>(s & 1);
+    if (s + 1 < steps) {
+      issue(s + 1, slot ^ 1);
+      detail::cp_async_wait<1>();
+    } else {
+      detail::cp_async_wait<0>();
+    }
+    const int64_t c0 = (s / chunks) * kTile;
+    const bool last_chunk = s % chunks == chunks - 1;
+    if (last_chunk && tid < kQueries) build_mask(c0);
+    __syncthreads();
+
+    const float* a = stage + slot * kStageFloats;
+    const float* b = a + kQueries * kLead;
+#pragma unroll
+    for (int kk = 0; kk < kChunk; kk += 8) {
+      const float* ar = a + (warp_query + g) * kLead + kk + t;
+      const detail::SplitTf32 a0 = detail::split_tf32(ar[0]);
+      const detail::SplitTf32 a1 = detail::split_tf32(ar[8 * kLead]);
+      const detail::SplitTf32 a2 = detail::split_tf32(ar[4]);
+      const detail::SplitTf32 a3 = detail::split_tf32(ar[8 * kLead + 4]);
+      const uint32_t a_big[4] = {a0.big, a1.big, a2.big, a3.big};
+      const uint32_t a_small[4] = {a0.small, a1.small, a2.small, a3.small};
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        const float* br = b + (warp_cand + 8 * nt + g) * kLead + kk + t;
+        const detail::SplitTf32 b0 = detail::split_tf32(br[0]);
+        const detail::SplitTf32 b1 = detail::split_tf32(br[4]);
+        const uint32_t b_big[2] = {b0.big, b1.big};
+        const uint32_t b_small[2] = {b0.small, b1.small};
+        detail::mma_3xtf32(acc[nt], a_big, a_small, b_big, b_small);
+      }
+    }
+
+    if (last_chunk) {
+      filter(c0);
+      __syncthreads();
+      if (tid < kQueries) merge(tid);
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[nt][i] = 0.0f;
+      }
+    }
+    __syncthreads();  // the buffer is refilled, the lists read, by the next step
+  }
+
+  if (tid < kQueries && query_id[tid] >= 0) {
+    const int64_t out = (first_query + tid) * n;
+    const float* ls = list_score + tid * n;
+    const int32_t* li = list_id + tid * n;
+    for (int j = 0; j < n; ++j) {
+      const bool filled = j < count[tid];
+      p.out_ids[out + j] = filled ? li[j] : -1;
+      p.out_scores[out + j] = filled ? ls[j] : -INFINITY;
+    }
+  }
+}
+
+template <TopNScore kScore>
+void launch(const TopNProblem& problem, cudaStream_t stream) {
+  const size_t bytes = shared_bytes(problem.n);
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(top_n_kernel<kScore>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(bytes)));
+  const auto blocks = static_cast<unsigned>((problem.queries + kQueries - 1) / kQueries);
+  top_n_kernel<kScore><<<blocks, kThreads, bytes, stream>>>(problem);
+}
+
+__global__ void row_norms_kernel(const float* rows, int64_t count, int64_t stride, float* norms) {
+  const int64_t r = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (r >= count) return;
+  const float* x = rows + r * stride;
+  float sum = 0.0f;
+  for (int64_t t = 0; t < stride; ++t) sum = fmaf(x[t], x[t], sum);
+  norms[r] = sqrtf(sum);
+}
+
+}  // namespace
+
+void launch_row_norms(const float* rows, int64_t count, int64_t stride, float* norms,
+                      cudaStream_t stream) {
+  if (count <= 0) return;
+  row_norms_kernel<<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(rows, count,
+                                                                                 stride, norms);
+  SFAC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_top_n(const TopNProblem& problem, cudaStream_t stream) {
+  if (problem.queries <= 0) return;
+  if (problem.score == TopNScore::kCosine) {
+    launch<TopNScore::kCosine>(problem, stream);
+  } else {
+    launch<TopNScore::kDot>(problem, stream);
+  }
+  SFAC_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace sfac::cuda::kernels
