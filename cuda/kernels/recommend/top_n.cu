@@ -31,11 +31,17 @@ constexpr int kTile = 64;        // candidates a tile (one mask word a query)
 constexpr int kChunk = kTopNRankStep;
 constexpr int kLead = kChunk + 4;  // floats a staged row
 constexpr int kThreads = 256;      // 8 warps: 4 x 16 queries by 2 x 32 candidates
-constexpr int kStageFloats = (kQueries + kTile) * kLead;
+// Query rows stay in shared memory for the whole walk up to this stride (floats a row); longer
+// ones are staged chunk by chunk beside the candidates'.
+constexpr int kMaxResidentStride = 128;
+
+// Floats of one staging buffer: the candidates' chunk rows, and the queries' unless resident.
+__host__ __device__ constexpr int stage_floats(bool resident) { return (resident ? kTile : kQueries + kTile) * kLead; }
 
 // Bytes of shared memory for lists of n.
-constexpr size_t shared_bytes(int n) {
-  return sizeof(float) * 2 * kStageFloats                        // staged rows
+constexpr size_t shared_bytes(int n, int64_t stride, bool resident) {
+  return sizeof(float) * (resident ? kQueries * (stride + 4) : 0)  // resident query rows
+         + sizeof(float) * 2 * stage_floats(resident)              // staged rows
          + (sizeof(float) + sizeof(int32_t)) * kQueries * kTile  // candidate buffers
          + (sizeof(float) + sizeof(int32_t)) * kQueries * size_t(n)  // lists
          + (2 * sizeof(int64_t) + sizeof(uint64_t) + 5 * 4) * kQueries;  // per-query state
@@ -46,11 +52,16 @@ __device__ __forceinline__ bool better(float score, int32_t id, float other_scor
   return score > other_score || (score == other_score && id < other_id);
 }
 
-template <TopNScore kScore>
+// kResident: the block's query rows are staged once (stride <= kMaxResidentStride), only the
+// candidates' rows per step.
+template <TopNScore kScore, bool kResident>
 __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
   extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int kStageFloats = stage_floats(kResident);
   const int n = p.n;
-  float* stage = reinterpret_cast<float*>(smem);
+  const int query_lead = kResident ? static_cast<int>(p.stride) + 4 : kLead;
+  float* resident_queries = reinterpret_cast<float*>(smem);
+  float* stage = resident_queries + (kResident ? kQueries * query_lead : 0);
   float* cand_score = stage + 2 * kStageFloats;
   auto* cand_id = reinterpret_cast<int32_t*>(cand_score + kQueries * kTile);
   float* list_score = reinterpret_cast<float*>(cand_id + kQueries * kTile);
@@ -96,14 +107,28 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
   const int64_t chunks = p.stride / kChunk;
   const int64_t steps = tiles * chunks;
 
-  // Stages step s (tile s / chunks, chunk s % chunks) into buffer `slot`: 64 query rows, then 64
-  // candidate rows, 8 pieces of 16 bytes each; rows past the queries or candidates read zeros.
+  // The resident query rows, whole, in their own commit group (waited for with the first step's).
+  if constexpr (kResident) {
+    const int pieces = static_cast<int>(p.stride) / 4;
+    for (int piece = tid; piece < kQueries * pieces; piece += kThreads) {
+      const int row = piece / pieces, part = piece % pieces;
+      const int32_t id = query_id[row];
+      const float* from = p.query_factors + (id >= 0 ? int64_t{id} : 0) * p.stride;
+      detail::cp_async16(resident_queries + row * query_lead + 4 * part, from + 4 * part, id >= 0);
+    }
+    detail::cp_async_commit();
+  }
+
+  // Stages step s (tile s / chunks, chunk s % chunks) into buffer `slot`: 64 query rows (unless
+  // resident), then 64 candidate rows, 8 pieces of 16 bytes each; rows past the queries or
+  // candidates read zeros.
   auto issue = [&](int64_t s, int slot) {
     const int64_t c0 = (s / chunks) * kTile;
     const int64_t k0 = (s % chunks) * kChunk;
-    float* to = stage + slot * kStageFloats;
+    float* to = stage + slot * kStageFloats - (kResident ? kQueries * kLead : 0);
+    constexpr int kFirstRow = kResident ? kQueries : 0;
 #pragma unroll
-    for (int piece = tid; piece < (kQueries + kTile) * 8; piece += kThreads) {
+    for (int piece = kFirstRow * 8 + tid; piece < (kQueries + kTile) * 8; piece += kThreads) {
       const int row = piece / 8, part = piece % 8;
       const float* from;
       bool valid;
@@ -153,28 +178,43 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
   float acc[4][4] = {};
 
   // The tile's scores against the queries' thresholds; survivors to the candidate buffers.
+  // A thread's scores belong to two queries (rows g and g + 8 of its warp's 16), whose state it
+  // reads once a tile.
   auto filter = [&](int64_t c0) {
+    int32_t qids[2];
+    uint64_t masks[2];
+    float thresholds[2], values[2];
+    bool open[2];  // lists not yet full take any score, -INFINITY too
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int q = warp_query + g + 8 * h;
+      qids[h] = query_id[q];
+      masks[h] = mask[q];
+      open[h] = count[q] < n;
+      thresholds[h] = threshold[q];
+      values[h] = query_value[q];
+    }
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const int q = warp_query + g + 8 * (i >> 1);
+        const int h = i >> 1;
+        const int q = warp_query + g + 8 * h;  // for the buffer
         const int col = warp_cand + 8 * nt + 2 * t + (i & 1);
         const int64_t c = c0 + col;
-        const int32_t qid = query_id[q];
-        if (c >= p.candidates || qid < 0 || ((mask[q] >> col) & 1)) continue;
+        if (c >= p.candidates || qids[h] < 0 || ((masks[h] >> col) & 1)) continue;
         const int32_t id = p.candidate_ids ? p.candidate_ids[c] : static_cast<int32_t>(c);
-        if (p.exclude_self && id == qid) continue;
+        if (p.exclude_self && id == qids[h]) continue;
         const float dot = acc[nt][i];
         float v;
         if constexpr (kScore == TopNScore::kCosine) {
-          const float denominator = query_value[q] * p.candidate_norm[id];
+          const float denominator = values[h] * p.candidate_norm[id];
           v = denominator > 0.0f ? dot / denominator : 0.0f;
         } else {
-          v = p.query_offset != nullptr ? dot + (query_value[q] + p.candidate_add[id]) : dot;
+          v = p.query_offset != nullptr ? dot + (values[h] + p.candidate_add[id]) : dot;
         }
         if (isnan(v)) v = -INFINITY;
-        if (count[q] < n || v > threshold[q]) {
+        if (open[h] || v > thresholds[h]) {
           const int slot = atomicAdd(&pending[q], 1);
           cand_score[q * kTile + slot] = v;
           cand_id[q * kTile + slot] = id;
@@ -212,7 +252,11 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
     threshold[q] = filled == n ? ls[n - 1] : -INFINITY;
   };
 
-  if (steps > 0) issue(0, 0);
+  if (steps > 0) {
+    issue(0, 0);
+  } else {
+    detail::cp_async_wait<0>();  // the resident rows (nothing to score)
+  }
   for (int64_t s = 0; s < steps; ++s) {
     const int slot = static_cast<int>(s & 1);
     if (s + 1 < steps) {
@@ -226,15 +270,16 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
     if (last_chunk && tid < kQueries) build_mask(c0);
     __syncthreads();
 
-    const float* a = stage + slot * kStageFloats;
-    const float* b = a + kQueries * kLead;
+    const float* b = stage + slot * kStageFloats + (kResident ? 0 : kQueries * kLead);
+    const float* a = kResident ? resident_queries + (s % chunks) * kChunk
+                               : stage + slot * kStageFloats;
 #pragma unroll
     for (int kk = 0; kk < kChunk; kk += 8) {
-      const float* ar = a + (warp_query + g) * kLead + kk + t;
+      const float* ar = a + (warp_query + g) * query_lead + kk + t;
       const detail::SplitTf32 a0 = detail::split_tf32(ar[0]);
-      const detail::SplitTf32 a1 = detail::split_tf32(ar[8 * kLead]);
+      const detail::SplitTf32 a1 = detail::split_tf32(ar[8 * query_lead]);
       const detail::SplitTf32 a2 = detail::split_tf32(ar[4]);
-      const detail::SplitTf32 a3 = detail::split_tf32(ar[8 * kLead + 4]);
+      const detail::SplitTf32 a3 = detail::split_tf32(ar[8 * query_lead + 4]);
       const uint32_t a_big[4] = {a0.big, a1.big, a2.big, a3.big};
       const uint32_t a_small[4] = {a0.small, a1.small, a2.small, a3.small};
 #pragma unroll
@@ -273,14 +318,23 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
   }
 }
 
-template <TopNScore kScore>
-void launch(const TopNProblem& problem, cudaStream_t stream) {
-  const size_t bytes = shared_bytes(problem.n);
-  SFAC_CUDA_TRY(cudaFuncSetAttribute(top_n_kernel<kScore>,
+template <TopNScore kScore, bool kResident>
+void launch_with(const TopNProblem& problem, cudaStream_t stream) {
+  const size_t bytes = shared_bytes(problem.n, problem.stride, kResident);
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(top_n_kernel<kScore, kResident>,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(bytes)));
   const auto blocks = static_cast<unsigned>((problem.queries + kQueries - 1) / kQueries);
-  top_n_kernel<kScore><<<blocks, kThreads, bytes, stream>>>(problem);
+  top_n_kernel<kScore, kResident><<<blocks, kThreads, bytes, stream>>>(problem);
+}
+
+template <TopNScore kScore>
+void launch(const TopNProblem& problem, cudaStream_t stream) {
+  if (problem.stride <= kMaxResidentStride) {
+    launch_with<kScore, true>(problem, stream);
+  } else {
+    launch_with<kScore, false>(problem, stream);
+  }
 }
 
 __global__ void row_norms_kernel(const float* rows, int64_t count, int64_t stride, float* norms) {
