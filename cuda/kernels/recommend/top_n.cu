@@ -9,13 +9,14 @@
 // distinct banks. After a tile's last chunk each query's excluded candidates in the tile become
 // a 64-bit mask (one thread a query walks its sorted exclusion list, which only moves forward
 // since tiles go by increasing id), every thread filters its scores against its queries' current
-// n-th best and appends the survivors to the query's candidate buffer, and one thread a query
-// inserts them into its sorted list. Once a list is full few scores pass the filter, so the
+// n-th best and appends the survivors to the query's candidate buffer (16 entries; a tile that
+// overflows one is filtered again against the raised thresholds until every score was offered),
+// and one thread a query inserts them into its sorted list. Once a list is full few scores pass the filter, so the
 // selection costs little beside the products.
 //
 // Ties: a list is ordered by (higher score, lower id), a total order, so its content does not
-// depend on the order in which candidates arrive; a later tile's candidates all have higher ids
-// than the list's, so one that equals the n-th score is never better and the filter may drop it.
+// depend on the order in which candidates arrive. The filter keeps scores equal to the n-th
+// (one of the same tile offered in a later pass may have a lower id) and the merge decides.
 #include <cmath>
 
 #include "cuda/cuda_check.h"
@@ -31,6 +32,10 @@ constexpr int kTile = 64;        // candidates a tile (one mask word a query)
 constexpr int kChunk = kTopNRankStep;
 constexpr int kLead = kChunk + 4;  // floats a staged row
 constexpr int kThreads = 256;      // 8 warps: 4 x 16 queries by 2 x 32 candidates
+// Candidates a query's buffer holds between merges. A tile whose survivors overflow it (the
+// first tiles, while lists fill) is filtered again against the raised thresholds, for the
+// scores not yet taken, until none is left: a small buffer keeps 3 blocks an SM.
+constexpr int kBuffered = 16;
 // Query rows stay in shared memory for the whole walk up to this stride (floats a row); longer
 // ones are staged chunk by chunk beside the candidates'.
 constexpr int kMaxResidentStride = 128;
@@ -42,7 +47,7 @@ __host__ __device__ constexpr int stage_floats(bool resident) { return (resident
 constexpr size_t shared_bytes(int n, int64_t stride, bool resident) {
   return sizeof(float) * (resident ? kQueries * (stride + 4) : 0)  // resident query rows
          + sizeof(float) * 2 * stage_floats(resident)              // staged rows
-         + (sizeof(float) + sizeof(int32_t)) * kQueries * kTile  // candidate buffers
+         + (sizeof(float) + sizeof(int32_t)) * kQueries * kBuffered  // candidate buffers
          + (sizeof(float) + sizeof(int32_t)) * kQueries * size_t(n)  // lists
          + (2 * sizeof(int64_t) + sizeof(uint64_t) + 5 * 4) * kQueries;  // per-query state
 }
@@ -55,7 +60,7 @@ __device__ __forceinline__ bool better(float score, int32_t id, float other_scor
 // kResident: the block's query rows are staged once (stride <= kMaxResidentStride), only the
 // candidates' rows per step.
 template <TopNScore kScore, bool kResident>
-__global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
+__global__ void __launch_bounds__(kThreads, 3) top_n_kernel(TopNProblem p) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int kStageFloats = stage_floats(kResident);
   const int n = p.n;
@@ -63,8 +68,8 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
   float* resident_queries = reinterpret_cast<float*>(smem);
   float* stage = resident_queries + (kResident ? kQueries * query_lead : 0);
   float* cand_score = stage + 2 * kStageFloats;
-  auto* cand_id = reinterpret_cast<int32_t*>(cand_score + kQueries * kTile);
-  float* list_score = reinterpret_cast<float*>(cand_id + kQueries * kTile);
+  auto* cand_id = reinterpret_cast<int32_t*>(cand_score + kQueries * kBuffered);
+  float* list_score = reinterpret_cast<float*>(cand_id + kQueries * kBuffered);
   auto* list_id = reinterpret_cast<int32_t*>(list_score + kQueries * n);
   // 8-byte state after the lists: kQueries * n * 8 bytes keeps it aligned.
   auto* cursor = reinterpret_cast<int64_t*>(list_id + kQueries * n);
@@ -180,7 +185,10 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
   // The tile's scores against the queries' thresholds; survivors to the candidate buffers.
   // A thread's scores belong to two queries (rows g and g + 8 of its warp's 16), whose state it
   // reads once a tile.
-  auto filter = [&](int64_t c0) {
+  // Scores of the tile still to be offered, bit 4 nt + i for acc[nt][i]; returns whether one
+  // found its query's buffer full (it stays in `offered` for the next pass).
+  auto filter = [&](int64_t c0, uint32_t& offered) {
+    bool overflow = false;
     int32_t qids[2];
     uint64_t masks[2];
     float thresholds[2], values[2];
@@ -202,6 +210,9 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
         const int q = warp_query + g + 8 * h;  // for the buffer
         const int col = warp_cand + 8 * nt + 2 * t + (i & 1);
         const int64_t c = c0 + col;
+        const uint32_t bit = uint32_t{1} << (4 * nt + i);
+        if (!(offered & bit)) continue;
+        offered &= ~bit;
         if (c >= p.candidates || qids[h] < 0 || ((masks[h] >> col) & 1)) continue;
         const int32_t id = p.candidate_ids ? p.candidate_ids[c] : static_cast<int32_t>(c);
         if (p.exclude_self && id == qids[h]) continue;
@@ -214,13 +225,19 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
           v = p.query_offset != nullptr ? dot + (values[h] + p.candidate_add[id]) : dot;
         }
         if (isnan(v)) v = -INFINITY;
-        if (open[h] || v > thresholds[h]) {
+        if (open[h] || v >= thresholds[h]) {
           const int slot = atomicAdd(&pending[q], 1);
-          cand_score[q * kTile + slot] = v;
-          cand_id[q * kTile + slot] = id;
+          if (slot < kBuffered) {
+            cand_score[q * kBuffered + slot] = v;
+            cand_id[q * kBuffered + slot] = id;
+          } else {
+            offered |= bit;
+            overflow = true;
+          }
         }
       }
     }
+    return overflow;
   };
 
   // Query q's pending candidates into its list (sorted, at most n).
@@ -228,10 +245,10 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
     float* ls = list_score + q * n;
     int32_t* li = list_id + q * n;
     int filled = count[q];
-    const int m = pending[q];
+    const int m = pending[q] < kBuffered ? pending[q] : kBuffered;
     for (int e = 0; e < m; ++e) {
-      const float s = cand_score[q * kTile + e];
-      const int32_t id = cand_id[q * kTile + e];
+      const float s = cand_score[q * kBuffered + e];
+      const int32_t id = cand_id[q * kBuffered + e];
       int pos;
       if (filled < n) {
         pos = filled++;
@@ -294,9 +311,14 @@ __global__ void __launch_bounds__(kThreads) top_n_kernel(TopNProblem p) {
     }
 
     if (last_chunk) {
-      filter(c0);
-      __syncthreads();
-      if (tid < kQueries) merge(tid);
+      uint32_t offered = 0xffffu;
+      bool again = true;
+      while (again) {
+        const bool overflow = filter(c0, offered);
+        __syncthreads();
+        if (tid < kQueries) merge(tid);
+        again = __syncthreads_or(overflow) != 0;  // also orders the merge before the next pass
+      }
 #pragma unroll
       for (int nt = 0; nt < 4; ++nt) {
 #pragma unroll
