@@ -29,12 +29,6 @@ DeviceBuffer<float> upload_padded(const std::vector<float>& host, int64_t rows, 
   return device;
 }
 
-DeviceBuffer<int32_t> upload_ids(const int32_t* host, int64_t count, cudaStream_t stream) {
-  DeviceBuffer<int32_t> device(static_cast<size_t>(count), stream);
-  device.upload(host, static_cast<size_t>(count));
-  return device;
-}
-
 // Runs `problem` for query_count queries (problem.query_ids: all of them, on the device) in
 // launches whose lists fit kLaunchOutputBytes, each downloaded into the caller's rows.
 void run_in_launches(kernels::TopNProblem problem, int64_t query_count, int32_t* out_ids,
@@ -76,10 +70,9 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
     // The user's part of every score, added as Model::predict adds it.
     std::vector<float> offsets(static_cast<size_t>(users_));
     for (int64_t u = 0; u < users_; ++u) offsets[u] = model.global_mean + model.user_bias[u];
-    user_offsets_ = DeviceBuffer<float>(offsets.size(), stream);
-    user_offsets_.upload(offsets.data(), offsets.size());
-    item_biases_ = DeviceBuffer<float>(model.item_bias.size(), stream);
-    item_biases_.upload(model.item_bias.data(), model.item_bias.size());
+    user_offsets_ = DeviceBuffer<float>::copy_of(offsets.data(), offsets.size(), stream);
+    item_biases_ =
+        DeviceBuffer<float>::copy_of(model.item_bias.data(), model.item_bias.size(), stream);
   }
   // The host arrays may change once this returns (the cache drops this copy first).
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -108,10 +101,12 @@ bool CudaResidentModel::recommend(const RecommendRequest& request) {
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
-  const DeviceBuffer<int32_t> users = upload_ids(request.users, request.count, stream);
+  const auto users = DeviceBuffer<int32_t>::copy_of(request.users,
+                                                    static_cast<size_t>(request.count), stream);
   DeviceBuffer<int32_t> allowed;
   if (request.allowed != nullptr) {
-    allowed = upload_ids(request.allowed, request.allowed_count, stream);
+    allowed = DeviceBuffer<int32_t>::copy_of(request.allowed,
+                                             static_cast<size_t>(request.allowed_count), stream);
   }
 
   kernels::TopNProblem p{};
@@ -138,7 +133,8 @@ bool CudaResidentModel::similar_items(const SimilarItemsRequest& request) {
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
-  const DeviceBuffer<int32_t> items = upload_ids(request.items, request.count, stream);
+  const auto items = DeviceBuffer<int32_t>::copy_of(request.items,
+                                                    static_cast<size_t>(request.count), stream);
 
   kernels::TopNProblem p{};
   p.query_factors = item_factors_.data();

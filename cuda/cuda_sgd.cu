@@ -316,9 +316,7 @@ class CudaSgdTrainer final : public Trainer {
 
   template <typename T>
   static DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t stream) {
-    DeviceBuffer<T> d(host.size(), stream);
-    d.upload(host.data(), host.size());
-    return d;
+    return DeviceBuffer<T>::copy_of(host.data(), host.size(), stream);
   }
 
   // The core's starting factors (one seed, the same rows on every backend), in storage.

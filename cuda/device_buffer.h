@@ -34,6 +34,13 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
+  // A new buffer holding `count` values copied from host memory.
+  static DeviceBuffer copy_of(const T* host, size_t count, cudaStream_t stream) {
+    DeviceBuffer device(count, stream);
+    device.upload(host, count);
+    return device;
+  }
+
   T* data() { return data_; }
   const T* data() const { return data_; }
   size_t size() const { return count_; }

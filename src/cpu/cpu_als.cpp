@@ -92,7 +92,6 @@ class CpuAlsTrainer final : public Trainer {
     copy_factors(items_, model_.item_factors);
     model_.user_bias = users_.bias;
     model_.item_bias = items_.bias;
-    model_.resident.reset();  // refreshed factors: a copy made of the previous ones is stale
     return model_;
   }
 

@@ -220,7 +220,6 @@ class CpuSgdTrainer final : public Trainer {
     }
     model_.lambda_user = options_.lambda_user;
     model_.regularization = SFAC_REG_WEIGHTED;  // per-sample regularization sums to lambda*n_u
-    model_.resident.reset();  // refreshed factors: a copy made of the previous ones is stale
     return model_;
   }
 

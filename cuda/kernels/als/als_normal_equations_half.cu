@@ -261,11 +261,11 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = g + 8 * half, c = 8 * h + 2 * t;
-        const int i = 16 * mine.row[p] + r, j = 16 * mine.col[p] + c;  // for b
         const float v0 = acc[p][h][2 * half], v1 = acc[p][h][2 * half + 1];
-        // Row `stored` + 1 (b's low part) is held by the lane four on (g + 1: `stored` is a
-        // multiple of 8).
         if constexpr (!kRhsOnCudaCores) {
+          // Row `stored` + 1 (b's low part) is held by the lane four on (g + 1: `stored` is a
+          // multiple of 8).
+          const int i = 16 * mine.row[p] + r, j = 16 * mine.col[p] + c;
           const float low0 = __shfl_down_sync(0xffffffffu, v0, 4);
           const float low1 = __shfl_down_sync(0xffffffffu, v1, 4);
           if (i == stored) {

@@ -130,8 +130,8 @@ __global__ void __launch_bounds__(kThreads, 3) top_n_kernel(TopNProblem p) {
   auto issue = [&](int64_t s, int slot) {
     const int64_t c0 = (s / chunks) * kTile;
     const int64_t k0 = (s % chunks) * kChunk;
-    float* to = stage + slot * kStageFloats - (kResident ? kQueries * kLead : 0);
-    constexpr int kFirstRow = kResident ? kQueries : 0;
+    float* to = stage + slot * kStageFloats;
+    constexpr int kFirstRow = kResident ? kQueries : 0;  // buffer row 0 is this row
 #pragma unroll
     for (int piece = kFirstRow * 8 + tid; piece < (kQueries + kTile) * 8; piece += kThreads) {
       const int row = piece / 8, part = piece % 8;
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(kThreads, 3) top_n_kernel(TopNProblem p) {
         const int64_t id = !valid ? 0 : p.candidate_ids ? p.candidate_ids[c] : c;
         from = p.candidate_factors + id * p.stride;
       }
-      detail::cp_async16(to + row * kLead + 4 * part, from + k0 + 4 * part, valid);
+      detail::cp_async16(to + (row - kFirstRow) * kLead + 4 * part, from + k0 + 4 * part, valid);
     }
     detail::cp_async_commit();
   };
