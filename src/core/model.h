@@ -30,9 +30,10 @@ struct Model {
   double implicit_alpha = 0.0;
 
   // The serving backend's copy of the factors and biases (a CUDA context's: on the device),
-  // built on the first inference call. Whatever changes the factors or biases calls
-  // resident.reset(), or later calls would be served from the old ones. Mutable: built by const
-  // (inference) calls. A copy of the model starts without one.
+  // built on the first inference call. Whatever changes the factors or biases of a model that
+  // serves calls (set_*_factors, fold-in) calls resident.reset(), or later calls would be served
+  // from the old ones; a trainer's own model never serves (models leave it as copies, and a copy
+  // starts without one). Mutable: built by const (inference) calls.
   mutable ResidentCache resident;
 
   const float* user(int64_t u) const { return user_factors.data() + u * rank; }
