@@ -9,16 +9,23 @@ degrees, skew 0.6) and random float32 factors (N(0, 1/k) entries), and times top
     seen items, then sfac_model_set_user/_item_factors), on the context of --backend;
   * torch: chunks of users, S = U_c @ V^T, the chunk's seen items set to -inf, torch.topk; the
     column is skipped with a note where PyTorch is absent. --torch-device picks cuda or cpu.
+  * cpu (with --cpu-column and --backend cuda): the same call on a CPU context's copy of the
+    model (sfac_model_copy) for the first --cpu-users users (the host takes minutes for all of
+    a Netflix shape), --cpu-reps runs after a warm-up; the column is that time scaled to the
+    timed users (times users / --cpu-users).
 
 Each timing is the median of --reps runs (the first run, not counted, warms both up). The
 lists are compared on a sample of users: the same items in the same order, or, where they
 differ, scores within 1e-4 relative (near-ties may order differently: the two sum the dot
 products in different orders). Floor: the fp32 FLOPs 2 * users * items * k at --peak-tflops
-(67, an H100's fp32 rate without tensor cores); floor% = floor / time.
+(67, an H100's fp32 rate without tensor cores); floor% = floor / time. --user-scale keeps a
+case's catalogue and takes a fraction of its users (and seen items): the 1M-item case's
+catalogue without synthesizing all of its 250M seen items.
 
   python3 bench/bench_recommend.py [--lib build/libsparsefac.so] [--cases netflix,yahoo]
       [--ranks 64,100,128] [--users 0 (all)] [--n 10] [--backend cpu|cuda] [--threads 0]
-      [--torch-device cuda|cpu|none] [--scale 1.0] [--reps 3]
+      [--torch-device cuda|cpu|none] [--scale 1.0] [--user-scale 1.0] [--reps 3]
+      [--cpu-column] [--cpu-reps 1]
 """
 import argparse
 import ctypes
@@ -51,7 +58,14 @@ def parse_args():
     p.add_argument("--torch-device", choices=["cuda", "cpu", "none"], default="cuda")
     p.add_argument("--scale", type=float, default=1.0,
                    help="fraction of each shape (users, items and seen items)")
+    p.add_argument("--user-scale", type=float, default=1.0,
+                   help="fraction of each shape's users and seen items (items kept)")
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--cpu-column", action="store_true",
+                   help="also time a CPU context's copy of the model (with --backend cuda)")
+    p.add_argument("--cpu-reps", type=int, default=1)
+    p.add_argument("--cpu-users", type=int, default=10000,
+                   help="users the CPU column times (scaled to all timed users)")
     p.add_argument("--check-users", type=int, default=2000, help="users whose lists are compared")
     p.add_argument("--peak-tflops", type=float, default=67.0)
     p.add_argument("--seed", type=int, default=1)
@@ -63,8 +77,9 @@ def parse_args():
         a.ranks = [int(k) for k in a.ranks.split(",")]
     except ValueError:
         p.error("--ranks must be comma-separated integers")
-    if min(a.ranks) < 1 or a.n < 1 or a.reps < 1 or a.users < 0 or not 0 < a.scale <= 1:
-        p.error("ranks, --n and --reps must be >= 1, --users >= 0, --scale in (0, 1]")
+    if min(a.ranks) < 1 or a.n < 1 or a.reps < 1 or a.users < 0 or not 0 < a.scale <= 1 \
+            or not 0 < a.user_scale <= 1:
+        p.error("ranks, --n and --reps must be >= 1, --users >= 0, scales in (0, 1]")
     return a
 
 
@@ -162,12 +177,19 @@ def main():
     torch, torch_note = load_torch(args.torch_device)
     print("libsparsefac %s, ours on %s; %s" % (sf.version(), args.backend, torch_note))
     header = ("case", "users", "items", "seen", "k", "ours_ms", "torch_ms", "ours/torch",
-              "GFLOP/s", "floor%", "mismatch")
-    print("%-8s %9s %9s %11s %4s %10s %10s %10s %8s %7s %8s" % header)
+              "cpu_ms", "cpu/ours", "GFLOP/s", "floor%", "mismatch")
+    print("%-8s %9s %9s %11s %4s %10s %10s %10s %10s %8s %8s %7s %8s" % header)
+    cpu_ctx = None
+    if args.cpu_column and args.backend == "cuda":
+        cpu_ctx = ctypes.c_void_p()
+        sf("sfac_context_create", SFAC_BACKEND_CPU, 0, args.threads, args.seed,
+           ctypes.byref(cpu_ctx))
     backend = SFAC_BACKEND_CUDA if args.backend == "cuda" else SFAC_BACKEND_CPU
     for name in args.cases.split(","):
         shape = [max(1, int(x * args.scale)) for x in CASES[name]]
         n_users, n_items, n_seen = shape
+        n_users = max(1, int(n_users * args.user_scale))
+        n_seen = max(1, int(n_seen * args.user_scale))
         n_seen = min(n_seen, n_users * n_items // 3)  # small scales: at most a third of the cells
         ctx = ctypes.c_void_p()
         sf("sfac_context_create", backend, 0, args.threads, args.seed, ctypes.byref(ctx))
@@ -190,6 +212,24 @@ def main():
                    None, ptr(ours_items), ptr(ours_scores), ours_items.size)
 
             ours_s = median_s(args.reps, ours)
+            cpu_s = float("nan")
+            if cpu_ctx is not None:
+                twin, cpu_seen = ctypes.c_void_p(), ctypes.c_void_p()
+                sf("sfac_model_copy", model, cpu_ctx, ctypes.byref(twin))
+                ones = np.ones(seen.cols.size, np.float32)
+                sf("sfac_sparse_create_csr", cpu_ctx, n_users, n_items, ptr(seen.offsets),
+                   ptr(seen.cols), ptr(ones), seen.cols.size, 0, ctypes.byref(cpu_seen))
+                cpu_users = max(1, min(users, args.cpu_users))
+                cpu_items = np.empty((cpu_users, args.n), np.int32)
+                cpu_scores = np.empty((cpu_users, args.n), np.float32)
+
+                def on_cpu():
+                    sf("sfac_model_recommend", twin, cpu_users, ptr(user_ids), args.n, cpu_seen,
+                       0, None, ptr(cpu_items), ptr(cpu_scores), cpu_items.size)
+
+                cpu_s = median_s(args.cpu_reps, on_cpu) * users / cpu_users
+                sf("sfac_sparse_destroy", cpu_seen)
+                sf("sfac_model_destroy", twin)
             torch_s, mismatch = float("nan"), "-"
             if torch is not None:
                 dev = args.torch_device
@@ -209,10 +249,10 @@ def main():
                                            their_scores))
             flops = 2.0 * users * n_items * k
             floor_s = flops / (args.peak_tflops * 1e12)
-            print("%-8s %9d %9d %11d %4d %10.2f %10.2f %10.2f %8.0f %6.1f%% %8s" % (
+            print("%-8s %9d %9d %11d %4d %10.2f %10.2f %10.2f %10.1f %8.1f %8.0f %6.1f%% %8s" % (
                 name, users, n_items, seen.cols.size, k, ours_s * 1e3, torch_s * 1e3,
-                ours_s / torch_s if torch is not None else float("nan"), flops / ours_s / 1e9,
-                100.0 * floor_s / ours_s, mismatch))
+                ours_s / torch_s if torch is not None else float("nan"), cpu_s * 1e3,
+                cpu_s / ours_s, flops / ours_s / 1e9, 100.0 * floor_s / ours_s, mismatch))
             sys.stdout.flush()
             sf("sfac_model_destroy", model)
         sf("sfac_sparse_destroy", seen.matrix)

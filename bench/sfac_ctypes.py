@@ -44,6 +44,8 @@ class Sfac:
             "sfac_model_set_user_factors": [vp, vp],
             "sfac_model_set_item_factors": [vp, vp],
             "sfac_model_recommend": [vp, i64, vp, i32, vp, i64, vp, vp, vp, i64],
+            "sfac_model_recalculate_users": [vp, i64, vp, vp, vp, vp, vp, i64, vp],
+            "sfac_model_copy": [vp, vp, out],
         }
         for name, argtypes in sig.items():
             f = getattr(lib, name)

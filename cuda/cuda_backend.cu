@@ -158,7 +158,7 @@ ForeignOrder::ForeignOrder(const CudaBackend& self, std::initializer_list<const 
     : self_(self) {
   for (const Backend* owner : owners) {
     const auto* cuda = static_cast<const CudaBackend*>(owner);
-    if (cuda == &self_ || std::find(foreign_.begin(), foreign_.end(), cuda) != foreign_.end())
+    if (cuda == nullptr || cuda == &self_ || std::find(foreign_.begin(), foreign_.end(), cuda) != foreign_.end())
       continue;
     foreign_.push_back(cuda);
     SFAC_CUDA_TRY(self_.order(cuda->stream(), self_.stream()));

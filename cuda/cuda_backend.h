@@ -110,7 +110,8 @@ class OwnStreamWork {
 
 // Orders work on `self`'s current stream with the current streams of the other CUDA contexts
 // that own a call's operands: the call's work after what they queued so far, and what they
-// queue next after the call's work. Owners that are `self` (or repeated) are skipped.
+// queue next after the call's work. Owners that are `self`, null (an absent operand) or repeated
+// are skipped.
 class ForeignOrder {
  public:
   ForeignOrder(const CudaBackend& self, std::initializer_list<const Backend*> owners);

@@ -5,6 +5,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_sparse.h"
+#include "cuda/kernels/als/als_kernels.cuh"
 #include "cuda/kernels/recommend/top_n.cuh"
 
 namespace sfac::cuda {
@@ -58,6 +59,7 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
     : backend_(std::move(backend)),
       users_(model.users),
       items_(model.items),
+      rank_(model.rank),
       stride_((std::max<int64_t>(model.rank, 1) + kernels::kTopNRankStep - 1) /
               kernels::kTopNRankStep * kernels::kTopNRankStep),
       has_biases_(model.has_biases) {
@@ -99,6 +101,9 @@ bool CudaResidentModel::recommend(const RecommendRequest& request) {
     if (exclude == nullptr) return false;
   }
   DeviceGuard guard(backend_->device());
+  // The exclusions' context's queued work first (another context of this device may own them),
+  // then this model's own stream after both.
+  ForeignOrder foreign(*backend_, {exclude != nullptr ? &exclude->backend() : nullptr});
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
   const auto users = DeviceBuffer<int32_t>::copy_of(request.users,
@@ -148,6 +153,49 @@ bool CudaResidentModel::similar_items(const SimilarItemsRequest& request) {
   p.exclude_self = true;
   p.n = request.n;
   run_in_launches(p, request.count, request.out_items, request.out_scores, stream);
+  return true;
+}
+
+bool CudaResidentModel::error_sums(const SparseMatrix& ratings, double* squared,
+                                   double* absolute) {
+  const CudaSparseMatrix* r = on_device(ratings, backend_->device());
+  if (r == nullptr) return false;
+  DeviceGuard guard(backend_->device());
+  // The ratings' context's queued work first, then this model's own stream after both.
+  ForeignOrder foreign(*backend_, {&r->backend()});
+  OwnStreamWork order(*backend_);
+  const cudaStream_t stream = backend_->own_stream();
+  // The user's offset (global mean + user bias, as Model::predict adds them) stands in for the
+  // user bias, with a zero mean: (0 + offset) + item bias is the host's sum.
+  const kernels::PredictionSides m{user_factors_.data(),
+                                   item_factors_.data(),
+                                   has_biases_ ? user_offsets_.data() : nullptr,
+                                   has_biases_ ? item_biases_.data() : nullptr,
+                                   stride_,
+                                   rank_,
+                                   0.0f};
+  const int blocks = kernels::als_objective_blocks();
+  DeviceBuffer<double> partials(2 * static_cast<size_t>(blocks), stream);
+  kernels::launch_prediction_errors(m, r->pattern().offsets.data(), r->pattern().indices.data(),
+                                    r->values(), r->rows(), partials.data(), stream);
+  std::vector<double> host(partials.size());
+  partials.download(host.data(), host.size());
+  // In block order, as the trainers sum their partials.
+  *squared = *absolute = 0.0;
+  for (int b = 0; b < blocks; ++b) {
+    *squared += host[2 * b];
+    *absolute += host[2 * b + 1];
+  }
+  return true;
+}
+
+bool CudaResidentModel::fold_in(const FoldInRequest& request) {
+  if (!CudaFoldIn::serves(request.model)) return false;
+  // The model is the one this copy was made from (the cache drops the copy when it changes).
+  std::call_once(fold_in_once_, [&] {
+    fold_in_ = std::make_unique<CudaFoldIn>(backend_, request.model);
+  });
+  fold_in_->solve(request);
   return true;
 }
 

@@ -1,5 +1,6 @@
 // A model's factors and biases on a CUDA device, serving its top-n calls (recommend, similar
-// items) with the fused scoring and selection kernel (kernels/recommend/top_n.cuh).
+// items) with the fused scoring and selection kernel (kernels/recommend/top_n.cuh), and batched
+// fold-in (cuda_fold_in.h).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include "core/model.h"
 #include "core/resident_model.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/cuda_fold_in.h"
 #include "cuda/device_buffer.h"
 
 namespace sfac::cuda {
@@ -24,19 +26,25 @@ class CudaResidentModel final : public ResidentModel {
   // matrices of another device.
   bool recommend(const RecommendRequest& request) override;
   bool similar_items(const SimilarItemsRequest& request) override;
+  // Declines models whose rank the ALS kernels do not take (CudaFoldIn::serves).
+  bool fold_in(const FoldInRequest& request) override;
+  // Declines ratings of another device.
+  bool error_sums(const SparseMatrix& ratings, double* squared, double* absolute) override;
 
  private:
   // The item norms for cosine similarity, computed on first use.
   const float* item_norms();
 
   std::shared_ptr<const CudaBackend> backend_;
-  int64_t users_ = 0, items_ = 0, stride_ = 0;
+  int64_t users_ = 0, items_ = 0, rank_ = 0, stride_ = 0;
   bool has_biases_ = false;
   DeviceBuffer<float> user_factors_, item_factors_;
   DeviceBuffer<float> user_offsets_;  // global mean + user bias, as the host adds them
   DeviceBuffer<float> item_biases_;
   std::once_flag norms_once_;
   DeviceBuffer<float> item_norms_;
+  std::once_flag fold_in_once_;  // the fold-in's item side, made on first use
+  std::unique_ptr<CudaFoldIn> fold_in_;
 };
 
 }  // namespace sfac::cuda

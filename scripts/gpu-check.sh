@@ -6,6 +6,8 @@
 #   scripts/gpu-check.sh run         # on the device: GPU tests, compute-sanitizer, the Python
 #                                    # package's tests against the CUDA library, summary
 #   scripts/gpu-check.sh bench-als   # on the device: the ALS table of BENCHMARKS.md
+#   scripts/gpu-check.sh bench-serve # on the device: the top-n and fold-in tables of BENCHMARKS.md
+# `run` is also available in parts (each within one device call): gtest, sanitize, python, cli.
 # The Python extension is compiled there (its Python differs from this machine's), from the
 # SWIG wrapper generated here into .carry/py together with the package's modules.
 set -uo pipefail
@@ -33,33 +35,52 @@ prepare() {
   du -sh .carry
 }
 
-run() {
-  local out=${OUT:-/tmp/gpu-check}
-  mkdir -p "$out"
+unpack() {
+  OUT=${OUT:-/tmp/gpu-check}
+  mkdir -p "$OUT"
   [[ -d .carry/lib ]] || tar -xJf .carry/bundle.tar.xz -C .carry || return 1
   export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
+}
+
+# The whole suite: with a device, AUTO contexts are CUDA contexts, so every test of the suite
+# runs against the CUDA backend where it does not name a backend.
+gtest() {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+  .carry/bin/sparsefac_tests --gtest_filter='-SddmmCpu.NonzerosPast*' >"$OUT/gtest.log" 2>&1
+  local rc=$?
+  grep -E '^\[ +(FAILED|SKIPPED) +\]' "$OUT/gtest.log" | sort -u | tail -40
+  grep -E '^\[ +(PASSED|FAILED) +\]|tests ran' "$OUT/gtest.log" | tail -3
+  return $rc
+}
+
+sanitize() {
   local tests=.carry/bin/sparsefac_tests
-  "$tests" --gtest_filter='Cuda*:*CudaAls*:*CudaSgd*:Backends/Train.*/Cuda:Context*:Sddmm*:Reorder*:FaultInjection.Device*:-SddmmCpu.NonzerosPast*' >"$out/gtest.log" 2>&1
-  local gtest_rc=$?
-  grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$out/gtest.log" | tail -40
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$tests" \
-    --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*:*CudaAls.*Rank8*:*CudaAls.*Rank33*:*CudaAls.*Rank300*:*CudaAls.*CgRank100*:*CudaAls.*Rank100BiasesWeightedFloat16*:*CudaAls.*Rank64Float16Alpha*:*CudaAls.*Rank144*:CudaAlsLimits.*:FaultInjection.Device*:*CudaSgd.*Rank33*:*CudaSgd.*Rank256Bfloat16:CudaSgdLimits.*:Backends/Train.Sgd*/Cuda:Backends/Train.SameSeed*/Cuda' \
-    >"$out/memcheck.log" 2>&1
+    --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*:*CudaAls.*Rank8*:*CudaAls.*Rank33*:*CudaAls.*Rank300*:*CudaAls.*CgRank100*:*CudaAls.*Rank100BiasesWeightedFloat16*:*CudaAls.*Rank64Float16Alpha*:*CudaAls.*Rank144*:CudaAlsLimits.*:FaultInjection.Device*:*CudaSgd.*Rank33*:*CudaSgd.*Rank256Bfloat16:CudaSgdLimits.*:Backends/Train.Sgd*/Cuda:Backends/Train.SameSeed*/Cuda:Backends/FoldInBatch.*/Cuda:AutoBackend.*:CudaRecommend.Metrics*:CudaRecommend.Bad*' \
+    >"$OUT/memcheck.log" 2>&1
   local memcheck_rc=$?
   compute-sanitizer --tool racecheck --error-exitcode 9 "$tests" \
-    --gtest_filter='Cuda.SddmmInPlace*:Cuda.SparseAndDense*:Cuda.SddmmTiled*:Cuda.SddmmDense*:Cuda.SddmmCellsOnACluster*:Cuda.SddmmCorner*:*CudaAls.*Rank3Biases*:*CudaAls.*CholeskyRank64*:*CudaAls.*Rank144*:*CudaAls.*CgRank16*:*CudaAls.*Rank16BiasesWeightedBfloat16*:Storage/CudaAls.OneEpochGivesTheCpuTrainersFactors/ImplicitCholeskyRank64Float16:CudaAlsLimits.Singular*' \
-    >"$out/racecheck.log" 2>&1
+    --gtest_filter='Cuda.SddmmInPlace*:Cuda.SparseAndDense*:Cuda.SddmmTiled*:Cuda.SddmmDense*:Cuda.SddmmCellsOnACluster*:Cuda.SddmmCorner*:*CudaAls.*Rank3Biases*:*CudaAls.*CholeskyRank64*:*CudaAls.*Rank144*:*CudaAls.*CgRank16*:*CudaAls.*Rank16BiasesWeightedBfloat16*:Storage/CudaAls.OneEpochGivesTheCpuTrainersFactors/ImplicitCholeskyRank64Float16:CudaAlsLimits.Singular*:Backends/FoldInBatch.EveryRow*/Cuda' \
+    >"$OUT/racecheck.log" 2>&1
   local racecheck_rc=$?
-  tail -n 3 "$out/memcheck.log" "$out/racecheck.log"
-  python_tests "$out"
+  tail -n 3 "$OUT/memcheck.log" "$OUT/racecheck.log"
+  echo "memcheck $memcheck_rc racecheck $racecheck_rc"
+  return $((memcheck_rc | racecheck_rc))
+}
+
+run() {
+  unpack || return 1
+  gtest
+  local gtest_rc=$?
+  sanitize
+  local sanitize_rc=$?
+  python_tests "$OUT"
   local python_rc=$?
-  cli_train "$out"
+  cli_train "$OUT"
   local cli_rc=$?
   echo
   printf '%-12s %s\n' check exit
-  printf '%-12s %s\n' gtest "$gtest_rc" memcheck "$memcheck_rc" racecheck "$racecheck_rc" \
-    python "$python_rc" cli "$cli_rc"
+  printf '%-12s %s\n' gtest "$gtest_rc" sanitizers "$sanitize_rc" python "$python_rc" cli "$cli_rc"
 }
 
 # The command-line tool trains ALS and SGD on both backends: the same epoch lines, close losses.
@@ -85,7 +106,7 @@ cli_train() {
   return $rc
 }
 
-# The Python package on the CUDA library: its CUDA tests (skipped in CI) and the array tests.
+# The Python package on the CUDA library: all of its tests (its AUTO contexts are CUDA here).
 python_tests() {
   local out=$1 py=.carry/py
   local ext inc
@@ -94,8 +115,7 @@ python_tests() {
   gcc -O1 -shared -fPIC -fvisibility=hidden -I"$inc" -Iinclude "$py/sparsefac_python_wrap.c" \
     -L.carry/lib -l:libsparsefac.so.0 -o "$py/sparsefac/_core$ext" || return 1
   PYTHONPATH="$PWD/$py" PYTHONDONTWRITEBYTECODE=1 OMP_NUM_THREADS=2 python3 -m pytest -q -rs \
-    -p no:cacheprovider bindings/python/tests/test_cuda.py bindings/python/tests/test_sddmm.py \
-    bindings/python/tests/test_sparse_dense.py >"$out/python.log" 2>&1
+    -p no:cacheprovider bindings/python/tests >"$out/python.log" 2>&1
   local rc=$?
   tail -n 2 "$out/python.log"
   return $rc
@@ -122,9 +142,28 @@ bench_als() {
   done
 }
 
+# The top-n and fold-in tables of BENCHMARKS.md (the Netflix shape and the 1M-item catalogue).
+bench_serve() {
+  unpack || return 1
+  nvidia-smi --query-gpu=name --format=csv,noheader
+  date -u
+  (cd bench && python3 bench_recommend.py --lib ../.carry/lib/libsparsefac.so.0 --backend cuda \
+    --cases netflix --cpu-column) >"$OUT/recommend_netflix.txt" 2>&1
+  (cd bench && python3 bench_recommend.py --lib ../.carry/lib/libsparsefac.so.0 --backend cuda \
+    --cases yahoo --user-scale 0.1 --ranks 100 --reps 1) >"$OUT/recommend_yahoo.txt" 2>&1
+  (cd bench && python3 bench_fold_in.py --lib ../.carry/lib/libsparsefac.so.0) \
+    >"$OUT/fold_in.txt" 2>&1
+  date -u
+  tail -n 6 "$OUT/recommend_netflix.txt" "$OUT/recommend_yahoo.txt" "$OUT/fold_in.txt"
+}
+
 case "${1:-run}" in
   prepare) prepare ;;
   run) run ;;
+  gtest | sanitize) unpack && "$1" ;;
+  python) unpack && python_tests "$OUT" ;;
+  cli) unpack && cli_train "$OUT" ;;
   bench-als) bench_als ;;
-  *) echo "usage: $0 prepare|run|bench-als" >&2; exit 2 ;;
+  bench-serve) bench_serve ;;
+  *) echo "usage: $0 prepare|run|gtest|sanitize|python|cli|bench-als|bench-serve" >&2; exit 2 ;;
 esac

@@ -94,6 +94,7 @@ check "als: 6 plain epoch lines with val_rmse" test "$(grep -cE "$EPOCH_VAL" out
 check "als: epoch lines count to 6/6" has "^epoch 6/6 " out
 check "als: no progress bar when piped" test "$(tr -cd '\r' <out | wc -c)" -eq 0
 check "als: summary line" has "^trained 6 epochs" out
+check "als: names the backend it ran on" grep -qE "^als, rank 4, 6 epochs, (cpu|cuda) backend: " out
 
 run 0 "train ials --remap" train ials train.txt -o ials.sfm --remap --rank 4 --iters 3 --alpha 5
 check "ials: model file written" test -s ials.sfm
@@ -146,6 +147,7 @@ check "predict: reads pairs from stdin" test "$(lines out)" -eq 1
 
 run 0 "recommend two users" recommend als.sfm --user 1000 --user 1007 -n 4 --exclude train.txt
 check "recommend: n lines per user" test "$(lines out)" -eq 8
+check "recommend: names the backend on stderr" grep -qE "^sparsefac: (cpu|cuda) backend: " err
 check "recommend: lines name the users" test "$(awk '{ print $1 }' out | sort -u | paste -sd ' ')" = "1000 1007"
 check "recommend: items are original ids" test "$(awk '($2 - 50) % 3 != 0' out | wc -l)" -eq 0
 check "recommend: best first" test "$(awk '$1 == 1000 { print $3 }' out | sort -g -r -c && echo sorted)" = sorted
@@ -157,6 +159,8 @@ fi
 
 run 0 "similar" similar als.sfm --item 53 -n 3
 check "similar: n lines" test "$(lines out)" -eq 3
+run 0 "similar --backend cpu" similar als.sfm --item 53 -n 3 --backend cpu
+check "similar --backend cpu: the cpu backend ran" has "^sparsefac: cpu backend: CPU" err
 check "similar: not the item itself" test "$(awk '$2 == 53' out | wc -l)" -eq 0
 run 0 "similar two items" similar als.sfm -i 53 -i 56 -n 2
 check "similar: n lines per item" test "$(lines out)" -eq 4

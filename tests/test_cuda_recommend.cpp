@@ -435,6 +435,43 @@ TEST_F(CudaRecommend, LargeNIsTheCpusAnswer) {
   }
 }
 
+// Ranking metrics from the device's lists and RMSE / MAE from the device's predictions: on
+// exact data the lists are the CPU's, so the metrics are equal; the error sums add the same
+// predictions in another order (fp64). k above 128 is the host's answer.
+TEST_F(CudaRecommend, MetricsAreTheCpus) {
+  const Shape s{700, 900, 33};
+  Triplets test = seen_items(rng, s, 3, -1), seen = seen_items(rng, s, -1, 5);
+  std::uniform_int_distribution<int> stars(1, 5);
+  for (float& v : test.v) v = static_cast<float>(stars(rng));
+  const Both<Sparse> truth = matrices(test), excluded = matrices(seen);
+  for (const bool biases : {false, true}) {
+    const Both<Model> m = models(exact_data(rng, s, biases, 1.0f / 16));
+    ASSERT_TRUE(m.cpu && m.gpu);
+    for (const int k : {1, 10, 100, 200}) {
+      for (const bool exclude : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "biases " << biases << " k " << k << " exclude "
+                                        << exclude);
+        std::vector<double> want(4, -1.0), got(4, -2.0);
+        SFAC_ASSERT_OK(sfac_model_ranking_metrics(m.cpu.get(), exclude ? excluded.cpu.get() : nullptr,
+                                                  truth.cpu.get(), k, &want[0], &want[1],
+                                                  &want[2], &want[3]));
+        SFAC_ASSERT_OK(sfac_model_ranking_metrics(m.gpu.get(), exclude ? excluded.gpu.get() : nullptr,
+                                                  truth.gpu.get(), k, &got[0], &got[1], &got[2],
+                                                  &got[3]));
+        EXPECT_EQ(got, want);
+      }
+    }
+    double want_rmse = -1.0, want_mae = -1.0, rmse = -2.0, mae = -2.0;
+    SFAC_ASSERT_OK(sfac_model_evaluate(m.cpu.get(), truth.cpu.get(), &want_rmse, &want_mae));
+    SFAC_ASSERT_OK(sfac_model_evaluate(m.gpu.get(), truth.gpu.get(), &rmse, &mae));
+    EXPECT_NEAR(rmse, want_rmse, 1e-12 * want_rmse);
+    EXPECT_NEAR(mae, want_mae, 1e-12 * want_mae);
+    // Ratings of the CPU context are evaluated on the host.
+    SFAC_ASSERT_OK(sfac_model_evaluate(m.gpu.get(), truth.cpu.get(), &rmse, &mae));
+    EXPECT_NEAR(rmse, want_rmse, 1e-12 * want_rmse);
+  }
+}
+
 // The device copy follows the model: after set_item_factors / set_user_factors the lists are
 // those of a CPU model with the new factors, and after a fold-in into an existing user those of
 // a CPU model holding what the fold-in wrote (its row and bias).

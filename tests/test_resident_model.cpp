@@ -59,7 +59,37 @@ class ResidentModel : public ::testing::Test {
     EXPECT_EQ(recommend(model.get(), users, 20, ratings.get(), &allowed),
               recommend(host.get(), users, 20, ratings.get(), &allowed));
     EXPECT_EQ(similar_items(model.get(), queries, 6), similar_items(host.get(), queries, 6));
-    return 4;
+    // Metrics: the ranking lists and the error sums come from the copy.
+    EXPECT_EQ(errors(model.get()), errors(host.get()));
+    EXPECT_EQ(ranking(model.get()), ranking(host.get()));
+    // Batched fold-in, computing only.
+    EXPECT_EQ(fold_in_rows(model.get(), nullptr), fold_in_rows(host.get(), nullptr));
+    return 7;
+  }
+
+  std::vector<double> errors(const sfac_model* m) {
+    double rmse = -1.0, mae = -1.0;
+    EXPECT_EQ(sfac_model_evaluate(m, ratings.get(), &rmse, &mae), SFAC_OK) << sfac_last_error();
+    return {rmse, mae};
+  }
+  std::vector<double> ranking(const sfac_model* m) {
+    std::vector<double> r(4, -1.0);
+    EXPECT_EQ(sfac_model_ranking_metrics(m, nullptr, ratings.get(), 5, &r[0], &r[1], &r[2], &r[3]),
+              SFAC_OK)
+        << sfac_last_error();
+    return r;
+  }
+  // Users 3 (two ratings), a new user (none) and 9 (one rating) folded in; `users` may be null.
+  std::vector<float> fold_in_rows(sfac_model* m, const int32_t* users) {
+    const int64_t offsets[] = {0, 2, 2, 3};
+    const int32_t items[] = {4, 1, 7};
+    const float values[] = {5.0f, 1.0f, 3.0f};
+    std::vector<float> out(static_cast<size_t>(3 * state.rank) + 3, -1.0f);
+    EXPECT_EQ(sfac_model_recalculate_users(m, 3, users, offsets, items, values, out.data(),
+                                           3 * state.rank, out.data() + 3 * state.rank),
+              SFAC_OK)
+        << sfac_last_error();
+    return out;
   }
 
   Context ctx = make_cpu_context(2, test_seed());
@@ -142,11 +172,20 @@ TEST_F(ResidentModel, EveryChangeOfTheFactorsDropsTheCopy) {
   expect_host_answers();
   EXPECT_EQ(counts(model.get()).builds, 4);
 
+  // A batch that stores rows drops the copy; one of new users only does not.
+  const int32_t stored[] = {3, -1, 9}, new_users[] = {-1, -1, -1};
+  EXPECT_EQ(fold_in_rows(model.get(), stored), fold_in_rows(host.get(), stored));
+  expect_host_answers();
+  EXPECT_EQ(counts(model.get()).builds, 5);
+  EXPECT_EQ(fold_in_rows(model.get(), new_users), fold_in_rows(host.get(), new_users));
+  expect_host_answers();
+  EXPECT_EQ(counts(model.get()).builds, 5);
+
   // A copy of the model starts without the original's copy and makes its own.
   Model twin = copy_model(model.get(), nullptr);
   const std::vector<int32_t> users = some_users();
   EXPECT_EQ(recommend(twin.get(), users, 5), recommend(host.get(), users, 5));
-  EXPECT_EQ(counts(model.get()).builds, 5);
+  EXPECT_EQ(counts(model.get()).builds, 6);
 }
 
 TEST_F(ResidentModel, ABackendWithoutACopyIsAskedOncePerChange) {

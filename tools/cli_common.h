@@ -72,7 +72,11 @@ struct ContextOptions {
   uint64_t seed = 42;
 };
 
-Context make_context(const ContextOptions& options);
+// The context of a command; `announce` tells on stderr which backend it resolved to (commands
+// that print the device on stdout themselves pass false).
+Context make_context(const ContextOptions& options, bool announce = true);
+// "cuda backend: NVIDIA H100 80GB HBM3", "cpu backend: CPU (2 threads)".
+std::string backend_description(const sfac_context* ctx);
 std::string backend_name(sfac_backend backend);
 
 }  // namespace sfac_cli

@@ -117,10 +117,9 @@ void show_file_round_trip(sfac_context* ctx, const sfac_sparse* ratings, uint64_
 }
 
 void run_demo(const DemoOptions& o) {
-  Context ctx = make_context(o.context);
-  const char* device = nullptr;
-  SFAC_CLI_CHECK(sfac_context_get_device_name(ctx.get(), &device));
-  std::printf("libsparsefac %s demo on %s\n\n", sfac_version_string(), device);
+  Context ctx = make_context(o.context, false);
+  std::printf("libsparsefac %s demo, %s\n\n", sfac_version_string(),
+              backend_description(ctx.get()).c_str());
 
   auto start = Clock::now();
   sfac_sparse* all_raw = nullptr;

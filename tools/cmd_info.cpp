@@ -15,7 +15,7 @@ void register_info(CLI::App& app) {
     int devices = 0;
     SFAC_CLI_CHECK(sfac_cuda_device_count(&devices));
     std::printf("CUDA devices: %d\n", devices);
-    Context ctx = make_context(*options);
+    Context ctx = make_context(*options, false);
     sfac_backend backend = SFAC_BACKEND_AUTO;
     const char* device = nullptr;
     SFAC_CLI_CHECK(sfac_context_get_backend(ctx.get(), &backend));

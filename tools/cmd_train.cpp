@@ -227,7 +227,7 @@ void run_train(const CLI::App& cmd, const TrainCommand& o) {
   check_output(o.output, o.force);
   const bool use_bar =
       o.progress == "bar" || (o.progress == "auto" && ::isatty(::fileno(stdout)) == 1);
-  Context ctx = make_context(o.context);
+  Context ctx = make_context(o.context, false);
   TrainOptions options = make_options(cmd, o);
 
   Ratings ratings = read_ratings(ctx.get(), o.input, o.read);
@@ -278,8 +278,6 @@ void run_train(const CLI::App& cmd, const TrainCommand& o) {
   }
   SFAC_CLI_CHECK(sfac_train_options_get_int(options.get(), SFAC_OPT_RANK, &rank));
   SFAC_CLI_CHECK(sfac_train_options_get_int(options.get(), SFAC_OPT_ITERATIONS, &iterations));
-  const char* device = nullptr;
-  SFAC_CLI_CHECK(sfac_context_get_device_name(ctx.get(), &device));
   std::printf("%s: %lld users x %lld items, %lld training ratings", o.input.c_str(),
               static_cast<long long>(ratings.rows), static_cast<long long>(ratings.cols),
               static_cast<long long>(train_nnz));
@@ -287,8 +285,9 @@ void run_train(const CLI::App& cmd, const TrainCommand& o) {
     std::printf(", %lld validation ratings (%s)", static_cast<long long>(validation_nnz),
                 validation_note.c_str());
   }
-  std::printf("\n%s, rank %lld, %lld epochs on %s\n", o.algorithm.c_str(),
-              static_cast<long long>(rank), static_cast<long long>(iterations), device);
+  std::printf("\n%s, rank %lld, %lld epochs, %s\n", o.algorithm.c_str(),
+              static_cast<long long>(rank), static_cast<long long>(iterations),
+              backend_description(ctx.get()).c_str());
   std::fflush(stdout);
   if (iterations == 0) {
     std::fprintf(stderr,

@@ -6,13 +6,24 @@
 
 namespace sfac_cli {
 
-Context make_context(const ContextOptions& options) {
+Context make_context(const ContextOptions& options, bool announce) {
   const sfac_backend backend = options.backend == "cpu"    ? SFAC_BACKEND_CPU
                                : options.backend == "cuda" ? SFAC_BACKEND_CUDA
                                                            : SFAC_BACKEND_AUTO;
   sfac_context* ctx = nullptr;
   SFAC_CLI_CHECK(sfac_context_create(backend, options.device, options.threads, options.seed, &ctx));
-  return Context(ctx);
+  Context out(ctx);
+  // On stderr: stdout carries the command's data.
+  if (announce) std::fprintf(stderr, "sparsefac: %s\n", backend_description(ctx).c_str());
+  return out;
+}
+
+std::string backend_description(const sfac_context* ctx) {
+  sfac_backend resolved = SFAC_BACKEND_CPU;
+  const char* device = nullptr;
+  SFAC_CLI_CHECK(sfac_context_get_backend(ctx, &resolved));
+  SFAC_CLI_CHECK(sfac_context_get_device_name(ctx, &device));
+  return backend_name(resolved) + " backend: " + device;
 }
 
 std::string backend_name(sfac_backend backend) {

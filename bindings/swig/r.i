@@ -423,6 +423,7 @@ SFAC_R_CAPACITY_SHIM(model_get_biases)
 SFAC_R_CAPACITY_SHIM(model_recommend)
 SFAC_R_CAPACITY_SHIM(model_similar_items)
 SFAC_R_CAPACITY_SHIM(model_recalculate_user)
+SFAC_R_CAPACITY_SHIM(model_recalculate_users)
 
 %inline %{
 sfac_status sfac_r_sparse_download_coo(const sfac_sparse* matrix, int32_t* row_indices,
@@ -504,6 +505,14 @@ sfac_status sfac_r_model_recalculate_user(sfac_model* model, int32_t user, int64
                                           float* factors, float* bias) {
   return sfac_model_recalculate_user(model, user, count, items, ratings, factors,
                                      sfac_r_out_length(factors), bias);
+}
+
+sfac_status sfac_r_model_recalculate_users(sfac_model* model, int64_t count, const int32_t* users,
+                                           const int64_t* offsets, const int32_t* items,
+                                           const float* ratings, float* out_factors,
+                                           float* out_biases) {
+  return sfac_model_recalculate_users(model, count, users, offsets, items, ratings, out_factors,
+                                      sfac_r_out_length(out_factors), out_biases);
 }
 %}
 

@@ -105,7 +105,7 @@ SFAC_API const char* sfac_build_info(void);
 /* ---- Context ------------------------------------------------------------------------------ */
 
 typedef enum sfac_backend SFAC_ENUM_BASE {
-  SFAC_BACKEND_AUTO = 0, /* CUDA when built with it and a device is present, else CPU */
+  SFAC_BACKEND_AUTO = 0, /* CUDA when built with it and the device is usable, else CPU */
   SFAC_BACKEND_CPU = 1,
   SFAC_BACKEND_CUDA = 2
 } sfac_backend;
@@ -114,7 +114,13 @@ typedef struct sfac_context sfac_context;
 
 /* Creates a context.
  *   backend      AUTO, CPU or CUDA. CUDA without a usable device is SFAC_ERR_UNSUPPORTED (build
- *                without CUDA) or SFAC_ERR_DEVICE (no driver/device); AUTO falls back to CPU.
+ *                without CUDA) or SFAC_ERR_DEVICE (no driver/device). AUTO resolves to CUDA
+ *                where the build has it and `device` can be used, else to the CPU, never
+ *                failing for want of a GPU; an AUTO context that resolved to CUDA runs on the
+ *                CPU what the CUDA backend declines (training ranks above the CUDA trainers'
+ *                limits: the ratings are copied to the host for that trainer) instead of
+ *                returning SFAC_ERR_UNSUPPORTED. Operations without a CUDA implementation
+ *                (fold-in of single users, predictions) compute on the host in any context.
  *   device       CUDA device ordinal (>= 0); ignored by the CPU backend.
  *   num_threads  host threads for CPU work; 0 = all available cores.
  *   seed         seed of every random choice the context makes (initialization, shuffles). */
@@ -651,6 +657,21 @@ SFAC_API sfac_status sfac_model_similar_items(const sfac_model* model, int64_t c
 SFAC_API sfac_status sfac_model_recalculate_user(sfac_model* model, int32_t user, int64_t count,
                                                  const int32_t* items, const float* ratings,
                                                  float* factors, int64_t capacity, float* bias);
+
+/* Fold-in of many users in one call, each as sfac_model_recalculate_user folds in one: user i's
+ * ratings are entries offsets[i] .. offsets[i + 1] - 1 of items and ratings (a CSR of count
+ * rows: offsets holds count + 1 non-decreasing entries from 0). out_factors receives
+ * count * rank floats (row i for user i; capacity in floats), out_biases (may be NULL) count
+ * floats, each 0 for a model without biases. users (may be NULL: only compute): where
+ * users[i] >= 0, that user's row of the model is also replaced; -1 computes a new user; a user
+ * may appear once. Everything is checked before anything is written. A model of a CUDA context
+ * solves the rows on its device (batched normal equations and Cholesky, as its ALS trainer
+ * does); on any context each row matches sfac_model_recalculate_user's to float rounding. */
+SFAC_API sfac_status sfac_model_recalculate_users(sfac_model* model, int64_t count,
+                                                  const int32_t* users, const int64_t* offsets,
+                                                  const int32_t* items, const float* ratings,
+                                                  float* out_factors, int64_t capacity,
+                                                  float* out_biases);
 
 /* Versioned binary model file (magic, format version, endianness, dtype, dimensions, CRC-32).
  * A truncated, corrupted or foreign file is SFAC_ERR_PARSE (or SFAC_ERR_IO), never a crash. */

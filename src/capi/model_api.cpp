@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include "capi/guard.h"
@@ -125,7 +126,8 @@ sfac_status sfac_model_evaluate(const sfac_model* model, const sfac_sparse* rati
   SFAC_API_BEGIN
   const auto& m = checked(model, "model");
   const auto& r = *checked(ratings, "ratings").impl;
-  const sfac::ErrorMetrics metrics = sfac::evaluate(m.impl, r, m.backend->num_threads());
+  const sfac::ErrorMetrics metrics =
+      sfac::evaluate(m.impl, r, m.backend->num_threads(), m.backend.get());
   if (rmse) *rmse = metrics.rmse;
   if (mae) *mae = metrics.mae;
   SFAC_API_END
@@ -158,7 +160,8 @@ sfac_status sfac_model_ranking_metrics(const sfac_model* model, const sfac_spars
   const auto& m = checked(model, "model");
   const sfac::SparseMatrix* skip = optional_matrix_arg(exclude, "exclude", m);
   const sfac::SparseMatrix& truth = matrix_arg(test, "test", m);
-  const sfac::RankingMetrics r = sfac::ranking_metrics(m.impl, skip, truth, k, threads_of(m));
+  const sfac::RankingMetrics r =
+      sfac::ranking_metrics(m.impl, skip, truth, k, threads_of(m), m.backend.get());
   if (precision) *precision = r.precision;
   if (recall) *recall = r.recall;
   if (ndcg) *ndcg = r.ndcg;
@@ -205,6 +208,26 @@ sfac_status sfac_model_recalculate_user(sfac_model* model, int32_t user, int64_t
   if (user >= 0) sfac::set_user_row(m.impl, user, row);
   std::copy(row.factors.begin(), row.factors.end(), factors);
   if (bias && m.impl.has_biases) *bias = row.bias;
+  SFAC_API_END
+}
+
+sfac_status sfac_model_recalculate_users(sfac_model* model, int64_t count, const int32_t* users,
+                                         const int64_t* offsets, const int32_t* items,
+                                         const float* ratings, float* out_factors,
+                                         int64_t capacity, float* out_biases) {
+  SFAC_API_BEGIN
+  auto& m = checked(model, "model");
+  sfac::check_fold_in_batch(m.impl, count, users, offsets, items, ratings, threads_of(m));
+  require_pointer(out_factors, "out_factors");
+  const int64_t needed =
+      m.impl.rank == 0 ? 0 : (count > INT64_MAX / m.impl.rank ? INT64_MAX : count * m.impl.rank);
+  require_capacity(out_factors, capacity, needed, "out_factors");
+  const sfac::FoldInBatch rows = sfac::fold_in_batch(m.impl, count, offsets, items, ratings,
+                                                     threads_of(m), m.backend.get());
+  // Everything is validated and solved: from here on nothing can fail.
+  sfac::set_user_rows(m.impl, count, users, rows);
+  std::copy(rows.factors.begin(), rows.factors.end(), out_factors);
+  if (out_biases) std::copy(rows.biases.begin(), rows.biases.end(), out_biases);
   SFAC_API_END
 }
 

@@ -54,6 +54,29 @@ class SnapshotModel final : public sfac::ResidentModel {
     return true;
   }
 
+  bool fold_in(const sfac::FoldInRequest& r) override {
+    SFAC_REQUIRE(r.count > 0 && r.offsets && r.offsets[r.count] > 0 && r.out_factors &&
+                     r.out_biases,
+                 SFAC_ERR_INTERNAL, "resident fold_in: empty or unvalidated request");
+    if (!serve_) return false;
+    const sfac::FoldInBatch rows = sfac::fold_in_batch(snapshot_, r.count, r.offsets, r.items,
+                                                       r.ratings, threads_, nullptr);
+    std::copy(rows.factors.begin(), rows.factors.end(), r.out_factors);
+    std::copy(rows.biases.begin(), rows.biases.end(), r.out_biases);
+    ++counts_->served;
+    return true;
+  }
+
+  bool error_sums(const sfac::SparseMatrix& ratings, double* squared, double* absolute) override {
+    SFAC_REQUIRE(ratings.nnz() > 0 && ratings.rows() == snapshot_.users &&
+                     ratings.cols() == snapshot_.items && squared && absolute,
+                 SFAC_ERR_INTERNAL, "resident error_sums: empty or unvalidated request");
+    if (!serve_) return false;
+    sfac::host_error_sums(snapshot_, ratings, threads_, squared, absolute);
+    ++counts_->served;
+    return true;
+  }
+
  private:
   const sfac::Model snapshot_;
   const int threads_;

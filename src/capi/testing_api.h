@@ -20,9 +20,10 @@ SFAC_API int sfac_testing_fail_device_allocation(int64_t nth);
 /* Resident copies (core/resident_model.h) on a CPU build, where no backend keeps one: gives
  * `model` a backend that forwards to its own except for make_resident_model, which per `mode`
  *   SFAC_TESTING_RESIDENT_NONE     returns none (what CPU contexts do),
- *   SFAC_TESTING_RESIDENT_SERVE    returns a copy that serves recommend and similar items: a
- *                                  host snapshot of the factors and biases as they are then,
- *                                  scored by the host code (a missed reset serves old factors),
+ *   SFAC_TESTING_RESIDENT_SERVE    returns a copy that serves recommend, similar items,
+ *                                  batched fold-in and error sums: a host snapshot of the
+ *                                  factors and biases as they are then, computed by the host
+ *                                  code (a missed reset serves old factors),
  *   SFAC_TESTING_RESIDENT_DECLINE  returns a copy that serves nothing (the host answers).
  * A copy fails the call with SFAC_ERR_INTERNAL on a request that breaks the ResidentModel
  * contract. Calling it again replaces the hook (mode and counts); sfac_model_copy with a NULL

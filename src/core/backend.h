@@ -170,6 +170,13 @@ class Backend : public std::enable_shared_from_this<Backend> {
   virtual void set_stream(void* stream);
   virtual void* stream_handle() const { return nullptr; }
 
+  // The host backend that serves, per call, what this backend does not (a trainer whose options
+  // it declines with SFAC_ERR_UNSUPPORTED, e.g. ranks above its kernels' limit), or null. Only a
+  // backend that SFAC_BACKEND_AUTO chose has one: a caller who asked for a backend by name gets
+  // that backend's answer, never another's.
+  const std::shared_ptr<Backend>& host_fallback() const { return host_fallback_; }
+  void set_host_fallback(std::shared_ptr<Backend> host) { host_fallback_ = std::move(host); }
+
   // Host bytes one object built for the context may take (core/memory_budget.h); 0 = the
   // memory available when it is built.
   int64_t host_memory_limit() const { return host_memory_limit_.load(std::memory_order_relaxed); }
@@ -179,9 +186,12 @@ class Backend : public std::enable_shared_from_this<Backend> {
 
  private:
   std::atomic<int64_t> host_memory_limit_{0};
+  std::shared_ptr<Backend> host_fallback_;
 };
 
-// Creates the backend for a context; AUTO resolves to CUDA when available, else CPU.
+// Creates the backend for a context. AUTO resolves to CUDA when the build has it and a device
+// (`device`, else device 0) can be used, with a CPU backend as its host_fallback; otherwise to
+// the CPU, without an error.
 std::shared_ptr<Backend> create_backend(sfac_backend kind, int device, int num_threads);
 
 // The CUDA backend on `device` (throws SFAC_ERR_UNSUPPORTED in builds without CUDA).

@@ -3,6 +3,8 @@
 #include "core/error.h"
 #include "cpu/cpu_backend.h"
 
+#include <exception>
+
 namespace sfac {
 
 std::shared_ptr<Backend> create_backend(sfac_backend kind, int device, int num_threads) {
@@ -21,8 +23,18 @@ std::shared_ptr<Backend> create_backend(sfac_backend kind, int device, int num_t
                  devices, " CUDA device(s) exist");
     return create_cuda_backend(device, num_threads);
   }
-  // AUTO stays on the CPU until the CUDA backend serves every workload (training included).
-  return std::make_shared<cpu::CpuBackend>(num_threads);
+  auto host = std::make_shared<cpu::CpuBackend>(num_threads);
+  if (kind == SFAC_BACKEND_AUTO && cuda_compiled_in() && device < cuda_device_count()) {
+    // A device that exists but cannot be used (no memory, a broken driver) leaves AUTO on the
+    // CPU too: AUTO never fails for want of a GPU.
+    try {
+      std::shared_ptr<Backend> cuda = create_cuda_backend(device, num_threads);
+      cuda->set_host_fallback(std::move(host));
+      return cuda;
+    } catch (const std::exception&) {
+    }
+  }
+  return host;
 }
 
 }  // namespace sfac

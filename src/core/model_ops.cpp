@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/resident_model.h"
 
 namespace sfac {
 namespace {
@@ -28,12 +29,9 @@ void set_factors(std::vector<float>& dst, const float* factors, int64_t rows, in
 
 }  // namespace
 
-ErrorMetrics evaluate(const Model& model, const SparseMatrix& ratings, int num_threads) {
-  SFAC_REQUIRE(ratings.rows() == model.users && ratings.cols() == model.items,
-               SFAC_ERR_SHAPE_MISMATCH, "ratings are ", ratings.rows(), " x ", ratings.cols(),
-               " but the model has ", model.users, " users x ", model.items, " items");
+void host_error_sums(const Model& model, const SparseMatrix& ratings, int num_threads,
+                     double* squared, double* absolute) {
   const int64_t nnz = ratings.nnz();
-  if (nnz == 0) return {};
   std::vector<int64_t> offsets(static_cast<size_t>(ratings.rows()) + 1);
   std::vector<int32_t> cols(static_cast<size_t>(nnz));
   std::vector<float> values(static_cast<size_t>(nnz));
@@ -47,7 +45,23 @@ ErrorMetrics evaluate(const Model& model, const SparseMatrix& ratings, int num_t
       abs += std::abs(err);
     }
   }
-  const auto n = static_cast<double>(nnz);
+  *squared = sq;
+  *absolute = abs;
+}
+
+ErrorMetrics evaluate(const Model& model, const SparseMatrix& ratings, int num_threads,
+                      Backend* backend) {
+  SFAC_REQUIRE(ratings.rows() == model.users && ratings.cols() == model.items,
+               SFAC_ERR_SHAPE_MISMATCH, "ratings are ", ratings.rows(), " x ", ratings.cols(),
+               " but the model has ", model.users, " users x ", model.items, " items");
+  if (ratings.nnz() == 0) return {};
+  double sq = 0.0, abs = 0.0;
+  std::shared_ptr<ResidentModel> resident;
+  if (backend) resident = model.resident.get(*backend, model);
+  if (!resident || !resident->error_sums(ratings, &sq, &abs)) {
+    host_error_sums(model, ratings, num_threads, &sq, &abs);
+  }
+  const auto n = static_cast<double>(ratings.nnz());
   return {std::sqrt(sq / n), abs / n};
 }
 

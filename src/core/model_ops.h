@@ -18,7 +18,13 @@ struct ErrorMetrics {
   double rmse = 0.0;
   double mae = 0.0;
 };
-ErrorMetrics evaluate(const Model& model, const SparseMatrix& ratings, int num_threads);
+// `backend` (the model's; null = the host) computes them where it keeps a copy of the model
+// that serves the call (ResidentModel::error_sums), each prediction as Model::predict makes it.
+ErrorMetrics evaluate(const Model& model, const SparseMatrix& ratings, int num_threads,
+                      Backend* backend = nullptr);
+// evaluate's sums of squared and absolute errors computed on the host.
+void host_error_sums(const Model& model, const SparseMatrix& ratings, int num_threads,
+                     double* squared, double* absolute);
 
 // Replaces the user (items) factors with users x rank (items x rank) finite floats, and drops
 // the backend's copy of the model.
@@ -59,8 +65,11 @@ struct RankingMetrics {
   double ndcg = 0.0;
   double map = 0.0;
 };
+// `backend` (the model's; null = the host) provides the lists where it serves recommend for
+// them (ResidentModel::recommend); the metrics are computed from them on the host.
 RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
-                               const SparseMatrix& test, int k, int num_threads);
+                               const SparseMatrix& test, int k, int num_threads,
+                               Backend* backend = nullptr);
 
 // Fold-in: the user row that minimizes the model's training objective with the item side fixed
 // (see sfac_model_recalculate_user). Explicit models (ALS, SGD): least squares on the ratings
@@ -77,6 +86,28 @@ FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const fl
 // Stores a fold-in result as the model's row for `user` (in range), and drops the backend's
 // copy of the model.
 void set_user_row(Model& model, int64_t user, const FoldIn& row);
+
+// Fold-in of `count` users in one call (sfac_model_recalculate_users): user i's ratings are
+// entries [offsets[i], offsets[i + 1]) of items and ratings; row i of the result is what
+// fold_in gives for them. check_fold_in_batch validates everything first (offsets from 0 and
+// non-decreasing, items in range and distinct within a user, ratings as fold_in takes them,
+// users (may be null) in [-1, users) and distinct where >= 0; of several bad rows, the first
+// is reported). fold_in_batch then solves them
+// where `backend` (the model's; null = the host) keeps a copy of the model that serves the call,
+// else on the host; a non-finite solution is SFAC_ERR_INVALID_VALUE naming its row.
+struct FoldInBatch {
+  std::vector<float> factors;  // count x rank
+  std::vector<float> biases;   // count entries, zeros when the model has no biases
+};
+void check_fold_in_batch(const Model& model, int64_t count, const int32_t* users,
+                         const int64_t* offsets, const int32_t* items, const float* ratings,
+                         int num_threads);
+FoldInBatch fold_in_batch(const Model& model, int64_t count, const int64_t* offsets,
+                          const int32_t* items, const float* ratings, int num_threads,
+                          Backend* backend);
+// Stores row i of a batch as the model's row for users[i] where users[i] >= 0 (checked), and
+// drops the backend's copy of the model if any row changed; users null stores nothing.
+void set_user_rows(Model& model, int64_t count, const int32_t* users, const FoldInBatch& rows);
 
 // Shared argument checks of the model operations (they throw sfac::Error).
 // SFAC_ERR_INVALID_ARGUMENT unless count >= 0 and, when count > 0, pointer is non-null.

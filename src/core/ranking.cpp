@@ -225,13 +225,13 @@ void similar_items(const Model& model, int64_t count, const int32_t* items, int 
 }
 
 RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
-                               const SparseMatrix& test, int k, int num_threads) {
+                               const SparseMatrix& test, int k, int num_threads,
+                               Backend* backend) {
   SFAC_REQUIRE(k >= 1, SFAC_ERR_INVALID_ARGUMENT, "k = ", k, " must be >= 1");
   if (exclude) require_model_shape(*exclude, model, "exclude");
   require_model_shape(test, model, "test");
 
   const HostPattern truth(test);
-  const HostPattern skip = exclude ? HostPattern(*exclude) : HostPattern();
   // Lists never hold more than all items; k itself stays the precision denominator.
   const int top_k = static_cast<int>(std::min<int64_t>(k, model.items));
   if (top_k == 0) return {};  // no items, hence no test nonzeros
@@ -248,36 +248,72 @@ RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
     double precision = 0.0, recall = 0.0, ndcg = 0.0, map = 0.0;
   };
   std::vector<PerUser> per_user(static_cast<size_t>(model.users));
-  const int threads = std::max(num_threads, 1);
-  auto buffers = thread_buffers(threads, model.items);
-  std::vector<int32_t> top_items(static_cast<size_t>(threads) * top_k);
-  std::vector<float> top_scores(static_cast<size_t>(threads) * top_k);
-#pragma omp parallel num_threads(threads)
-  {
-    const auto t = static_cast<size_t>(omp_get_thread_num());
-    std::vector<Candidate>& buffer = buffers[t];
-    int32_t* top = top_items.data() + t * top_k;
-    float* scores = top_scores.data() + t * top_k;
-#pragma omp for schedule(dynamic, 64)
+  // User u's metrics from its top-k list.
+  auto measure = [&](int64_t u, const int32_t* top) {
+    const int64_t relevant = truth.count(u);
+    int64_t hits = 0;
+    double dcg = 0.0, precision_sum = 0.0;
+    for (int p = 0; p < top_k && top[p] >= 0; ++p) {
+      if (!std::binary_search(truth.begin(u), truth.end(u), top[p])) continue;
+      ++hits;
+      dcg += discount[p];
+      precision_sum += static_cast<double>(hits) / (p + 1);
+    }
+    const int64_t best = std::min<int64_t>(top_k, relevant);  // relevant <= items
+    PerUser& out = per_user[u];
+    out.precision = static_cast<double>(hits) / k;
+    out.recall = static_cast<double>(hits) / static_cast<double>(relevant);
+    out.ndcg = dcg / ideal[best];
+    out.map = precision_sum / static_cast<double>(best);
+  };
+
+  // Where the model's backend serves top-n lists (a device), the lists of the test users come
+  // from there, a bounded number of users at a time.
+  bool served = false;
+  if (backend) {
+    std::vector<int32_t> users;
     for (int64_t u = 0; u < model.users; ++u) {
-      const int64_t relevant = truth.count(u);
-      if (relevant == 0) continue;
-      score_candidates(model, u, nullptr, skip.begin(u), skip.end(u), buffer);
-      write_top(buffer, top_k, top, scores);
-      int64_t hits = 0;
-      double dcg = 0.0, precision_sum = 0.0;
-      for (int p = 0; p < top_k && top[p] >= 0; ++p) {
-        if (!std::binary_search(truth.begin(u), truth.end(u), top[p])) continue;
-        ++hits;
-        dcg += discount[p];
-        precision_sum += static_cast<double>(hits) / (p + 1);
+      if (truth.count(u) > 0) users.push_back(static_cast<int32_t>(u));
+    }
+    const std::shared_ptr<ResidentModel> resident =
+        users.empty() ? nullptr : model.resident.get(*backend, model);
+    if (resident) {
+      constexpr int64_t kUsersPerCall = int64_t{1} << 16;
+      const auto total = static_cast<int64_t>(users.size());
+      const int64_t chunk = std::min(total, kUsersPerCall);
+      std::vector<int32_t> items(static_cast<size_t>(chunk * top_k));
+      std::vector<float> scores(items.size());
+      served = true;
+      for (int64_t u0 = 0; u0 < total && served; u0 += chunk) {
+        const int64_t m = std::min(chunk, total - u0);
+        const RecommendRequest request{m,       users.data() + u0, top_k,        exclude,
+                                       nullptr, 0,                 items.data(), scores.data()};
+        served = resident->recommend(request);
+        if (!served) break;
+#pragma omp parallel for num_threads(num_threads) schedule(static)
+        for (int64_t r = 0; r < m; ++r) measure(users[u0 + r], items.data() + r * top_k);
       }
-      const int64_t best = std::min<int64_t>(top_k, relevant);  // relevant <= items
-      PerUser& out = per_user[u];
-      out.precision = static_cast<double>(hits) / k;
-      out.recall = static_cast<double>(hits) / static_cast<double>(relevant);
-      out.ndcg = dcg / ideal[best];
-      out.map = precision_sum / static_cast<double>(best);
+    }
+  }
+  if (!served) {
+    const HostPattern skip = exclude ? HostPattern(*exclude) : HostPattern();
+    const int threads = std::max(num_threads, 1);
+    auto buffers = thread_buffers(threads, model.items);
+    std::vector<int32_t> top_items(static_cast<size_t>(threads) * top_k);
+    std::vector<float> top_scores(static_cast<size_t>(threads) * top_k);
+#pragma omp parallel num_threads(threads)
+    {
+      const auto t = static_cast<size_t>(omp_get_thread_num());
+      std::vector<Candidate>& buffer = buffers[t];
+      int32_t* top = top_items.data() + t * top_k;
+      float* scores = top_scores.data() + t * top_k;
+#pragma omp for schedule(dynamic, 64)
+      for (int64_t u = 0; u < model.users; ++u) {
+        if (truth.count(u) == 0) continue;
+        score_candidates(model, u, nullptr, skip.begin(u), skip.end(u), buffer);
+        write_top(buffer, top_k, top, scores);
+        measure(u, top);
+      }
     }
   }
   RankingMetrics sum;

@@ -41,6 +41,18 @@ struct SimilarItemsRequest {
   float* out_scores;   // count * n, host memory
 };
 
+// One validated sfac_model_recalculate_users call with at least one rating (see
+// sfac::fold_in_batch): `model` is the model the copy was made from, its ratings are host arrays.
+struct FoldInRequest {
+  const Model& model;
+  int64_t count;
+  const int64_t* offsets;  // count + 1
+  const int32_t* items;
+  const float* ratings;
+  float* out_factors;  // count x rank, host memory
+  float* out_biases;   // count entries, host memory: each row's bias, 0 without biases
+};
+
 // A backend's copy of a model's factors and biases, made from the model as it was when built
 // (the cache below drops it when they change). Each call returns false where the backend does
 // not serve it, having written nothing; the core then computes on the host. What it writes
@@ -51,6 +63,20 @@ class ResidentModel {
   virtual ~ResidentModel() = default;
   virtual bool recommend(const RecommendRequest& request) = 0;
   virtual bool similar_items(const SimilarItemsRequest& request) = 0;
+  // Rows that are not finite are returned as computed: the core checks them.
+  virtual bool fold_in(const FoldInRequest& request) {
+    (void)request;
+    return false;
+  }
+  // The sums of squared and of absolute errors of the model's predictions (each as
+  // Model::predict makes it) on the nonzeros of `ratings` (the model's shape, at least one
+  // nonzero), in fp64.
+  virtual bool error_sums(const SparseMatrix& ratings, double* squared, double* absolute) {
+    (void)ratings;
+    (void)squared;
+    (void)absolute;
+    return false;
+  }
 };
 
 // The resident copy of one model: built by its backend on the first inference call, shared by

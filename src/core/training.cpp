@@ -26,6 +26,32 @@ double Trainer::validation_rmse(const SparseMatrix& validation, int num_threads)
   return evaluate(model(), validation, num_threads).rmse;
 }
 
+namespace {
+
+// A host backend's trainer standing in for a device backend's (Backend::host_fallback), on a
+// host copy of the ratings that lives as long as the trainer.
+class HostFallbackTrainer final : public Trainer {
+ public:
+  HostFallbackTrainer(Backend& host, const SparseMatrix& ratings, const TrainOptions& options,
+                      uint64_t seed)
+      : ratings_(host.make_sparse(download_host_csr(ratings))),
+        trainer_(host.make_trainer(*ratings_, options, seed)) {}
+
+  void run_epoch(int epoch) override { trainer_->run_epoch(epoch); }
+  double train_loss() override { return trainer_->train_loss(); }
+  const Model& model() override { return trainer_->model(); }
+  bool factors_finite() override { return trainer_->factors_finite(); }
+  double validation_rmse(const SparseMatrix& validation, int num_threads) override {
+    return trainer_->validation_rmse(validation, num_threads);
+  }
+
+ private:
+  std::unique_ptr<SparseMatrix> ratings_;  // before trainer_: the trainer may read it
+  std::unique_ptr<Trainer> trainer_;
+};
+
+}  // namespace
+
 std::unique_ptr<Trainer> start_training(Backend& backend, const SparseMatrix& ratings,
                                         const TrainOptions& options, uint64_t seed) {
   SFAC_REQUIRE(backend.trains_from(ratings, options), SFAC_ERR_INVALID_ARGUMENT,
@@ -36,7 +62,14 @@ std::unique_ptr<Trainer> start_training(Backend& backend, const SparseMatrix& ra
                  "validation matrix is ", v.rows(), " x ", v.cols(),
                  " but the training ratings are ", ratings.rows(), " x ", ratings.cols());
   }
-  return backend.make_trainer(ratings, options, seed);
+  const std::shared_ptr<Backend>& host = backend.host_fallback();
+  if (!host) return backend.make_trainer(ratings, options, seed);
+  try {
+    return backend.make_trainer(ratings, options, seed);
+  } catch (const Error& e) {
+    if (e.status() != SFAC_ERR_UNSUPPORTED) throw;
+  }
+  return std::make_unique<HostFallbackTrainer>(*host, ratings, options, seed);
 }
 
 bool run_epochs(Trainer& trainer, const TrainOptions& options, int64_t epochs, int64_t* epochs_done,

@@ -453,6 +453,39 @@ class MatrixFactorization:
             return factors, float(bias[0])
         return factors
 
+    def recalculate_users(self, user_items, userids=None):
+        """Fold-in of many users in one call (on the GPU for a model of a CUDA context): row i
+        of `user_items` (a users x items SparseMatrix or scipy sparse matrix, any context) holds
+        user i's ratings; each row is what recalculate_user gives for it. With `userids` (one
+        per row, None or -1 for a new user) the model's rows of those users are replaced.
+        Returns the factors (float32, rows x factors), and (factors, biases) for a model with
+        biases."""
+        if is_scipy_sparse(user_items):
+            csr = user_items.tocsr()
+            offsets = np.ascontiguousarray(csr.indptr, dtype=np.int64)
+            items = as_int32(csr.indices, "items")
+            vals = as_float32(csr.data, "ratings").reshape(-1)
+            rows = csr.shape[0]
+        elif hasattr(user_items, "to_csr"):
+            offsets, items, vals = user_items.to_csr()
+            offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+            items, vals = as_int32(items, "items"), as_float32(vals, "ratings").reshape(-1)
+            rows = user_items.shape[0]
+        else:
+            raise TypeError("user_items must be a sparse matrix (SparseMatrix or scipy)")
+        users = None
+        if userids is not None:
+            users = np.array([-1 if u is None else int(u) for u in userids], dtype=np.int32)
+            if users.size != rows:
+                raise ValueError(f"userids has {users.size} entries but user_items has {rows} rows")
+        factors = np.empty((rows, self.shape[2]), np.float32)
+        biases = np.zeros(rows, np.float32)
+        call(_core.sfac_model_recalculate_users, self._mh, rows, users, offsets, items, vals,
+             factors, factors.size, biases)
+        if self.biases() is not None:
+            return factors, biases
+        return factors
+
     # ---- files -----------------------------------------------------------------------------
 
     def save(self, path):

@@ -259,6 +259,25 @@ def test_fold_in_reproduces_training_user(explicit_data):
         model.recalculate_user(None, [1], [np.nan])
 
 
+def test_fold_in_of_many_users_matches_one_by_one(explicit_data):
+    train, _, _, _ = explicit_data
+    model = fit_als(train, iterations=5)
+    csr = train.to_scipy().tocsr()[:40]
+    many = model.recalculate_users(csr)
+    assert many.shape == (40, 8)
+    for u in (0, 7, 39):
+        np.testing.assert_allclose(many[u], model.recalculate_user(None, csr[u]), rtol=1e-4,
+                                   atol=1e-6)
+    # the library's own matrix gives the same rows; userids store them
+    again = model.recalculate_users(sf.SparseMatrix.from_scipy(csr), userids=[None] * 39 + [5])
+    np.testing.assert_allclose(again, many, rtol=1e-6)
+    np.testing.assert_allclose(model.user_factors[5], many[39], rtol=1e-6)
+    with pytest.raises(ValueError):
+        model.recalculate_users(csr, userids=[1, 2])
+    with pytest.raises(TypeError):
+        model.recalculate_users([[1.0]])
+
+
 def test_implicit_als_ranks_well_above_random():
     ratings, users, items = sf.synthesize_ratings(2000, 1000, 100000, rank=8, noise=1.0,
                                                   implicit=True, seed=7)

@@ -1,0 +1,43 @@
+// Fold-in of a batch of users on a CUDA device (sfac_model_recalculate_users): each user's
+// normal equations against the model's fixed item factors, summed and solved by the ALS
+// trainer's kernels (kernels/als/), one system per user.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/model.h"
+#include "core/resident_model.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/device_buffer.h"
+
+namespace sfac::cuda {
+
+class CudaFoldIn {
+ public:
+  // The item side as the ALS kernels read it ([y_i, 1] rows with biases, the item biases, and
+  // Y^T Y for implicit feedback), made from `model`; throws SFAC_ERR_OUT_OF_MEMORY where the
+  // device has no room for it.
+  CudaFoldIn(std::shared_ptr<const CudaBackend> backend, const Model& model);
+  ~CudaFoldIn();
+
+  // Whether solve() takes this model (ranks from 1 up to the ALS kernels' limit).
+  static bool serves(const Model& model);
+
+  // Solves the request's users (at least one rating among them) into its outputs; rows are
+  // written as computed, finite or not.
+  void solve(const FoldInRequest& request);
+
+ private:
+  std::shared_ptr<const CudaBackend> backend_;
+  bool implicit_ = false, biases_ = false;
+  int64_t rank_ = 0, d_ = 0;
+  float alpha_ = 0.0f, global_mean_ = 0.0f;
+  double lambda_ = 0.0;
+  bool weighted_ = false;
+  DeviceBuffer<float> fixed_;      // items x d
+  DeviceBuffer<float> item_bias_;  // with biases
+  DeviceBuffer<float> gram_;       // d x d, implicit feedback
+};
+
+}  // namespace sfac::cuda

@@ -1,0 +1,284 @@
+// sfac_model_recalculate_users: fold-in of many users in one call, on every backend, against
+// the one-user fold-in of the same model on the CPU.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model_queries.h"
+#include "sfac_test.h"
+
+using namespace sfac_test;
+
+namespace {
+
+// The users of one call as a CSR of their ratings.
+struct Batch {
+  std::vector<int64_t> offsets{0};
+  std::vector<int32_t> items;
+  std::vector<float> ratings;
+  int64_t count() const { return static_cast<int64_t>(offsets.size()) - 1; }
+  void add(const std::vector<int32_t>& i, const std::vector<float>& r) {
+    items.insert(items.end(), i.begin(), i.end());
+    ratings.insert(ratings.end(), r.begin(), r.end());
+    offsets.push_back(static_cast<int64_t>(items.size()));
+  }
+};
+
+// `count` users with distinct random items each (lengths from `lengths`, cycled), ratings in
+// [1, 5] (counts for implicit feedback).
+Batch random_batch(std::mt19937_64& rng, int64_t count, int64_t items,
+                   const std::vector<int64_t>& lengths) {
+  Batch b;
+  std::vector<int32_t> all(static_cast<size_t>(items));
+  for (int64_t i = 0; i < items; ++i) all[i] = static_cast<int32_t>(i);
+  std::uniform_real_distribution<float> rating(1.0f, 5.0f);
+  for (int64_t u = 0; u < count; ++u) {
+    const int64_t n = std::min(lengths[u % lengths.size()], items);
+    std::shuffle(all.begin(), all.end(), rng);
+    std::vector<float> r(static_cast<size_t>(n));
+    for (float& x : r) x = std::round(rating(rng));
+    b.add(std::vector<int32_t>(all.begin(), all.begin() + n), r);
+  }
+  return b;
+}
+
+// A model trained on the CPU: rank `rank`, 2 epochs, lambda 0.05 (times the rating count with
+// `weighted`: ALS-WR; SGD has no such choice).
+Model cpu_model(sfac_context* cpu, sfac_algorithm algorithm, bool biases, int64_t rank,
+                bool weighted, int64_t users, int64_t items) {
+  Sparse ratings = synthetic_ratings(
+      cpu, algorithm == SFAC_ALGO_IALS ? SFAC_FEEDBACK_IMPLICIT : SFAC_FEEDBACK_EXPLICIT, users,
+      items, users * 12);
+  sfac_train_options* raw_options = nullptr;
+  EXPECT_EQ(sfac_train_options_create(algorithm, &raw_options), SFAC_OK);
+  Options o(raw_options);
+  EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_RANK, rank), SFAC_OK);
+  EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_ITERATIONS, 2), SFAC_OK);
+  EXPECT_EQ(sfac_train_options_set_double(o.get(), SFAC_OPT_LAMBDA, 0.05), SFAC_OK);
+  if (algorithm != SFAC_ALGO_SGD) {
+    EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_ALS_REGULARIZATION,
+                                         weighted ? SFAC_REG_WEIGHTED : SFAC_REG_PLAIN),
+              SFAC_OK);
+  }
+  if (algorithm == SFAC_ALGO_IALS) {
+    EXPECT_EQ(sfac_train_options_set_double(o.get(), SFAC_OPT_IMPLICIT_ALPHA, 10.0), SFAC_OK);
+  } else {
+    EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_USE_BIASES, biases), SFAC_OK);
+  }
+  sfac_model* raw = nullptr;
+  EXPECT_EQ(sfac_train(cpu, ratings.get(), o.get(), &raw), SFAC_OK) << sfac_last_error();
+  return Model(raw);
+}
+
+int64_t rank_of(const sfac_model* m) {
+  int64_t rank = 0;
+  EXPECT_EQ(sfac_model_get_shape(m, nullptr, nullptr, &rank), SFAC_OK);
+  return rank;
+}
+
+// The one-user fold-ins of a batch (nothing stored): count x rank factors and count biases.
+struct Rows {
+  std::vector<float> factors, biases;
+};
+
+Rows one_by_one(sfac_model* m, const Batch& b) {
+  const int64_t rank = rank_of(m);
+  Rows out;
+  out.factors.assign(static_cast<size_t>(b.count() * rank), 0.0f);
+  out.biases.assign(static_cast<size_t>(b.count()), 0.0f);
+  for (int64_t u = 0; u < b.count(); ++u) {
+    const int64_t begin = b.offsets[u], n = b.offsets[u + 1] - begin;
+    EXPECT_EQ(sfac_model_recalculate_user(m, -1, n, b.items.data() + begin,
+                                          b.ratings.data() + begin, out.factors.data() + u * rank,
+                                          rank, out.biases.data() + u),
+              SFAC_OK)
+        << sfac_last_error();
+  }
+  return out;
+}
+
+// sfac_model_recalculate_users into fresh (poisoned) arrays; a failure fails the test.
+Rows batched(sfac_model* m, const Batch& b, const int32_t* users = nullptr) {
+  const int64_t rank = rank_of(m);
+  Rows out;
+  out.factors.assign(static_cast<size_t>(b.count() * rank), std::numeric_limits<float>::quiet_NaN());
+  out.biases.assign(static_cast<size_t>(b.count()), std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(sfac_model_recalculate_users(m, b.count(), users, b.offsets.data(), b.items.data(),
+                                         b.ratings.data(), out.factors.data(),
+                                         static_cast<int64_t>(out.factors.size()),
+                                         out.biases.data()),
+            SFAC_OK)
+      << sfac_last_error();
+  return out;
+}
+
+// Each row within `tolerance` of the reference row, relative to the row's largest entry.
+void expect_rows_near(const Rows& got, const Rows& want, int64_t rank, double tolerance) {
+  const int64_t count = static_cast<int64_t>(want.biases.size());
+  for (int64_t u = 0; u < count; ++u) {
+    double scale = 1e-3 + std::abs(want.biases[u]);
+    for (int64_t t = 0; t < rank; ++t) scale = std::max(scale, double(std::abs(want.factors[u * rank + t])));
+    for (int64_t t = 0; t < rank; ++t) {
+      ASSERT_NEAR(got.factors[u * rank + t], want.factors[u * rank + t], tolerance * scale)
+          << "user " << u << " factor " << t;
+    }
+    ASSERT_NEAR(got.biases[u], want.biases[u], tolerance * scale) << "user " << u << " bias";
+  }
+}
+
+class FoldInBatch : public ::testing::TestWithParam<sfac_backend> {
+ protected:
+  void SetUp() override {
+    const std::string missing = backend_missing(GetParam());
+    if (!missing.empty()) GTEST_SKIP() << "no such backend here: " << missing;
+    cpu_ = make_cpu_context(2, 11);
+    ctx_ = make_context(GetParam(), 2, 11);
+  }
+  // A model trained on the CPU (the reference) and its copy on the test's backend.
+  struct Pair {
+    Model reference, model;
+  };
+  Pair models(sfac_algorithm algorithm, bool biases, int64_t rank, bool weighted = false,
+              int64_t users = 300, int64_t items = 200) {
+    Pair p;
+    p.reference = cpu_model(cpu_.get(), algorithm, biases, rank, weighted, users, items);
+    p.model = copy_model(p.reference.get(), ctx_.get());
+    return p;
+  }
+  // Host results equal the one-user fold-in's bit for bit; a device sums in another order.
+  double tolerance() const { return GetParam() == SFAC_BACKEND_CPU ? 0.0 : 1e-4; }
+
+  Context cpu_, ctx_;
+};
+
+}  // namespace
+
+TEST_P(FoldInBatch, EveryRowIsTheOneUserFoldIn) {
+  std::mt19937_64 rng(test_seed());
+  struct Case {
+    sfac_algorithm algorithm;
+    bool biases, weighted;
+    int64_t rank;
+  };
+  const Case cases[] = {{SFAC_ALGO_ALS, true, false, 8},   {SFAC_ALGO_ALS, false, false, 1},
+                        {SFAC_ALGO_ALS, true, true, 33},   {SFAC_ALGO_IALS, false, false, 16},
+                        {SFAC_ALGO_IALS, false, true, 7},  {SFAC_ALGO_SGD, true, false, 100},
+                        {SFAC_ALGO_ALS, false, false, 128}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << "algorithm " << c.algorithm << " biases " << c.biases
+                                    << " weighted " << c.weighted << " rank " << c.rank);
+    Pair p = models(c.algorithm, c.biases, c.rank, c.weighted);
+    // Lengths from none to more than the rank (under- and over-determined systems).
+    const Batch b = random_batch(rng, 97, 200, {0, 1, 3, 12, 40, 150});
+    expect_rows_near(batched(p.model.get(), b), one_by_one(p.reference.get(), b), c.rank,
+                     tolerance());
+  }
+}
+
+// Users past one launch's systems on a device, and users longer than one segment (1024
+// ratings) of the device's sums.
+TEST_P(FoldInBatch, ManyUsersAndLongUsers) {
+  std::mt19937_64 rng(test_seed());
+  for (sfac_algorithm algorithm : {SFAC_ALGO_ALS, SFAC_ALGO_IALS}) {
+    SCOPED_TRACE(testing::Message() << "algorithm " << algorithm);
+    Pair p = models(algorithm, algorithm == SFAC_ALGO_ALS, 24, false, 400, 3000);
+    const Batch b = random_batch(rng, 2500, 3000, {5, 2999, 30, 1025, 0, 1024, 200});
+    expect_rows_near(batched(p.model.get(), b), one_by_one(p.reference.get(), b), 24,
+                     tolerance());
+  }
+}
+
+TEST_P(FoldInBatch, StoresTheRowsOfTheUsersGiven) {
+  std::mt19937_64 rng(test_seed());
+  Pair p = models(SFAC_ALGO_ALS, true, 6);
+  const ModelState before = model_state(p.model.get());
+  // A query first, so that a device copy of the model exists and must follow the change.
+  (void)recommend(p.model.get(), {3, 17}, 5);
+  const Batch b = random_batch(rng, 4, 200, {10, 0, 25, 7});
+  const int32_t users[] = {17, -1, 3, 299};
+  const Rows rows = batched(p.model.get(), b, users);
+  ModelState expected = before;
+  for (int64_t i = 0; i < 4; ++i) {
+    if (users[i] < 0) continue;
+    std::copy_n(rows.factors.begin() + i * 6, 6, expected.x.begin() + users[i] * 6);
+    expected.user_bias[users[i]] = rows.biases[i];
+  }
+  EXPECT_TRUE(model_state(p.model.get()) == expected);
+  // The next queries see the stored rows: the lists of a host copy of the changed model.
+  Model host = copy_model(p.model.get(), cpu_.get());
+  const std::vector<int32_t> asked = {3, 17, 299};
+  const TopN got = recommend(p.model.get(), asked, 5), want = recommend(host.get(), asked, 5);
+  EXPECT_EQ(got.items, want.items);
+  for (size_t i = 0; i < want.scores.size(); ++i) {
+    EXPECT_NEAR(got.scores[i], want.scores[i], 1e-5 * (1.0 + std::abs(want.scores[i])));
+  }
+}
+
+TEST_P(FoldInBatch, NoUsersAndNoRatings) {
+  Pair p = models(SFAC_ALGO_IALS, false, 5);
+  Batch none;
+  float untouched = 3.0f;
+  SFAC_ASSERT_OK(sfac_model_recalculate_users(p.model.get(), 0, nullptr, none.offsets.data(),
+                                              nullptr, nullptr, &untouched, 0, nullptr));
+  EXPECT_EQ(untouched, 3.0f);
+  Batch empty;
+  empty.add({}, {});
+  empty.add({}, {});
+  const Rows rows = batched(p.model.get(), empty);
+  for (float x : rows.factors) EXPECT_EQ(x, 0.0f);
+  for (float x : rows.biases) EXPECT_EQ(x, 0.0f);
+}
+
+TEST_P(FoldInBatch, BadInputFailsAndChangesNothing) {
+  Pair p = models(SFAC_ALGO_IALS, false, 4);
+  const ModelState before = model_state(p.model.get());
+  Batch good;
+  good.add({1, 2, 3}, {1.0f, 2.0f, 1.0f});
+  good.add({3, 4}, {1.0f, 1.0f});
+  std::vector<float> out(8, 9.0f), biases(2, 9.0f);
+  auto call = [&](const Batch& b, const int32_t* users, int64_t capacity = 8) {
+    return sfac_model_recalculate_users(p.model.get(), b.count(), users, b.offsets.data(),
+                                        b.items.data(), b.ratings.data(), out.data(), capacity,
+                                        biases.data());
+  };
+  Batch b = good;
+  b.offsets[0] = 1;
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "offsets[0] = 1", call(b, nullptr));
+  b = good;
+  b.offsets[1] = 6;
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "offsets[2] = 5 is below offsets[1] = 6",
+                    call(b, nullptr));
+  b = good;
+  b.items[4] = 200;
+  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_RANGE, "items[4] = 200", call(b, nullptr));
+  b = good;
+  b.items[2] = 1;
+  SFAC_EXPECT_ERROR(SFAC_ERR_DUPLICATE_ENTRY, "items[2] = 1 repeats items[0]", call(b, nullptr));
+  b = good;
+  b.ratings[3] = std::numeric_limits<float>::infinity();
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_VALUE, "ratings[3]", call(b, nullptr));
+  b = good;
+  b.ratings[4] = -1.0f;
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_VALUE, "ratings[4] = -1 is negative", call(b, nullptr));
+  const int32_t out_of_range[] = {0, 300}, repeated[] = {5, 5}, too_low[] = {-2, 0};
+  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_RANGE, "users[1] = 300", call(good, out_of_range));
+  SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_RANGE, "users[0] = -2", call(good, too_low));
+  SFAC_EXPECT_ERROR(SFAC_ERR_DUPLICATE_ENTRY, "users[1] = 5 repeats users[0]",
+                    call(good, repeated));
+  SFAC_EXPECT_ERROR(SFAC_ERR_BUFFER_TOO_SMALL, "out_factors needs 8", call(good, nullptr, 7));
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "offsets",
+                    sfac_model_recalculate_users(p.model.get(), 2, nullptr, nullptr, nullptr,
+                                                 nullptr, out.data(), 8, nullptr));
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "count = -1",
+                    sfac_model_recalculate_users(p.model.get(), -1, nullptr, good.offsets.data(),
+                                                 nullptr, nullptr, out.data(), 8, nullptr));
+  for (float x : out) EXPECT_EQ(x, 9.0f);
+  for (float x : biases) EXPECT_EQ(x, 9.0f);
+  EXPECT_TRUE(model_state(p.model.get()) == before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, FoldInBatch,
+                         ::testing::Values(SFAC_BACKEND_CPU, SFAC_BACKEND_CUDA), backend_name);
