@@ -18,7 +18,10 @@ Each timing is the median of --reps runs (the first run, not counted, warms both
 lists are compared on a sample of users: the same items in the same order, or, where they
 differ, scores within 1e-4 relative (near-ties may order differently: the two sum the dot
 products in different orders). Floor: the fp32 FLOPs 2 * users * items * k at --peak-tflops
-(67, an H100's fp32 rate without tensor cores); floor% = floor / time. --user-scale keeps a
+(67, an H100's fp32 rate without tensor cores); floor% = floor / time. With --dtype bfloat16 the
+factors are rounded to bfloat16 values: ours keeps float32 semantics (exact products, fp32
+sums) on the 16-bit kernel, PyTorch multiplies bfloat16 tensors into bfloat16 scores, so its
+lists differ by rounding and are not compared. --user-scale keeps a
 case's catalogue and takes a fraction of its users (and seen items): the 1M-item case's
 catalogue without synthesizing all of its 250M seen items.
 
@@ -60,6 +63,9 @@ def parse_args():
                    help="fraction of each shape (users, items and seen items)")
     p.add_argument("--user-scale", type=float, default=1.0,
                    help="fraction of each shape's users and seen items (items kept)")
+    p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
+                   help="factors: float32, or rounded to bfloat16 values (ours then scores them "
+                        "with the 16-bit kernel; PyTorch multiplies bfloat16 tensors)")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--cpu-column", action="store_true",
                    help="also time a CPU context's copy of the model (with --backend cuda)")
@@ -93,6 +99,13 @@ def load_torch(device):
     if device == "cuda" and not torch.cuda.is_available():
         return None, "PyTorch sees no CUDA device"
     return torch, "torch %s on %s" % (torch.__version__, device)
+
+
+def round_bf16(a):
+    """float32 values rounded to the nearest bfloat16 (ties to even), as float32."""
+    bits = a.view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7fff + ((bits >> 16) & 1)) & 0xffff0000
+    return bits.astype(np.uint32).view(np.float32)
 
 
 def median_s(reps, run, sync=lambda: None):
@@ -175,7 +188,8 @@ def main():
     args = parse_args()
     sf = Sfac(args.lib)
     torch, torch_note = load_torch(args.torch_device)
-    print("libsparsefac %s, ours on %s; %s" % (sf.version(), args.backend, torch_note))
+    print("libsparsefac %s, ours on %s, %s factors; %s" % (sf.version(), args.backend, args.dtype,
+                                                           torch_note))
     header = ("case", "users", "items", "seen", "k", "ours_ms", "torch_ms", "ours/torch",
               "cpu_ms", "cpu/ours", "GFLOP/s", "floor%", "mismatch")
     print("%-8s %9s %9s %11s %4s %10s %10s %10s %10s %8s %8s %7s %8s" % header)
@@ -203,6 +217,8 @@ def main():
         for k in args.ranks:
             u = (rng.standard_normal((n_users, k)) / np.sqrt(k)).astype(np.float32)
             v = (rng.standard_normal((n_items, k)) / np.sqrt(k)).astype(np.float32)
+            if args.dtype == "bfloat16":
+                u, v = round_bf16(u), round_bf16(v)
             model = model_with(sf, ctx, seen, u, v)
             ours_items = np.empty((users, args.n), np.int32)
             ours_scores = np.empty((users, args.n), np.float32)
@@ -234,6 +250,8 @@ def main():
             if torch is not None:
                 dev = args.torch_device
                 tu, tv = torch.from_numpy(u).to(dev), torch.from_numpy(v).to(dev)
+                if args.dtype == "bfloat16":
+                    tu, tv = tu.to(torch.bfloat16), tv.to(torch.bfloat16)
                 sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
                 result = {}
 
@@ -245,8 +263,9 @@ def main():
                 check = min(users, args.check_users)
                 their_items = result["lists"][0][:check].cpu().numpy()
                 their_scores = result["lists"][1][:check].cpu().numpy()
-                mismatch = str(lists_agree(ours_items[:check], ours_scores[:check], their_items,
-                                           their_scores))
+                if args.dtype == "float32":
+                    mismatch = str(lists_agree(ours_items[:check], ours_scores[:check],
+                                               their_items, their_scores.astype(np.float32)))
             flops = 2.0 * users * n_items * k
             floor_s = flops / (args.peak_tflops * 1e12)
             print("%-8s %9d %9d %11d %4d %10.2f %10.2f %10.2f %10.1f %8.1f %8.0f %6.1f%% %8s" % (

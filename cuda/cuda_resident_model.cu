@@ -1,12 +1,19 @@
 #include "cuda/cuda_resident_model.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
+#include <cstring>
 #include <vector>
+
+#include "core/fault_hooks.h"
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_sparse.h"
 #include "cuda/kernels/als/als_kernels.cuh"
 #include "cuda/kernels/recommend/top_n.cuh"
+#include "cuda/kernels/recommend/top_n_half.cuh"
 
 namespace sfac::cuda {
 namespace {
@@ -30,9 +37,48 @@ DeviceBuffer<float> upload_padded(const std::vector<float>& host, int64_t rows, 
   return device;
 }
 
+// The 16-bit storage type every value of `values` is exactly a value of: 1 bfloat16 (tried
+// first: its range is float's), 2 float16, 0 neither.
+int exact_16bit_type(const std::vector<float>& a, const std::vector<float>& b) {
+  auto all = [&](auto exact) {
+    return std::all_of(a.begin(), a.end(), exact) && std::all_of(b.begin(), b.end(), exact);
+  };
+  if (all([](float x) {
+        uint32_t bits;
+        std::memcpy(&bits, &x, sizeof bits);
+        return (bits & 0xffffu) == 0;
+      })) {
+    return 1;
+  }
+  if (all([](float x) { return __half2float(__float2half_rn(x)) == x; })) return 2;
+  return 0;
+}
+
+// rows x rank host floats, each exactly a 16-bit value, as rows x stride 16-bit device values.
+DeviceBuffer<uint16_t> upload_16bit(const std::vector<float>& host, int64_t rows, int64_t rank,
+                                    int64_t stride, bool bf16, cudaStream_t stream) {
+  std::vector<uint16_t> bits(static_cast<size_t>(rows * stride), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t t = 0; t < rank; ++t) {
+      const float x = host[r * rank + t];
+      if (bf16) {
+        uint32_t word;
+        std::memcpy(&word, &x, sizeof word);
+        bits[r * stride + t] = static_cast<uint16_t>(word >> 16);
+      } else {
+        bits[r * stride + t] = static_cast<__half_raw>(__float2half_rn(x)).x;
+      }
+    }
+  }
+  auto device = DeviceBuffer<uint16_t>::copy_of(bits.data(), bits.size(), stream);
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // the host copy dies at return
+  return device;
+}
+
 // Runs `problem` for query_count queries (problem.query_ids: all of them, on the device) in
 // launches whose lists fit kLaunchOutputBytes, each downloaded into the caller's rows.
-void run_in_launches(kernels::TopNProblem problem, int64_t query_count, int32_t* out_ids,
+template <typename Problem, typename Launch>
+void run_in_launches(Problem problem, Launch launch, int64_t query_count, int32_t* out_ids,
                      float* out_scores, cudaStream_t stream) {
   const int64_t n = problem.n;
   const int64_t fitting = kLaunchOutputBytes / (n * 8) / kQueriesPerBlock * kQueriesPerBlock;
@@ -46,7 +92,7 @@ void run_in_launches(kernels::TopNProblem problem, int64_t query_count, int32_t*
     problem.queries = m;
     problem.out_ids = ids.data();
     problem.out_scores = scores.data();
-    kernels::launch_top_n(problem, stream);
+    launch(problem, stream);
     ids.download(out_ids + q0 * n, static_cast<size_t>(m * n));
     scores.download(out_scores + q0 * n, static_cast<size_t>(m * n));
   }
@@ -76,9 +122,22 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
     item_biases_ =
         DeviceBuffer<float>::copy_of(model.item_bias.data(), model.item_bias.size(), stream);
   }
+  const int type = model.rank <= kernels::kTopNHalfMaxStride && testing::top_n_16bit_allowed()
+                       ? exact_16bit_type(model.user_factors, model.item_factors)
+                       : 0;
+  if (type != 0) {
+    half_ = true;
+    half_bf16_ = type == 1;
+    half_stride_ = (std::max<int64_t>(model.rank, 1) + kernels::kTopNHalfRankStep - 1) /
+                   kernels::kTopNHalfRankStep * kernels::kTopNHalfRankStep;
+    user_half_ = upload_16bit(model.user_factors, users_, model.rank, half_stride_, half_bf16_, stream);
+    item_half_ = upload_16bit(model.item_factors, items_, model.rank, half_stride_, half_bf16_, stream);
+  }
   // The host arrays may change once this returns (the cache drops this copy first).
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
 }
+
+bool CudaResidentModel::sixteen_bit(int n) const { return half_ && n <= kernels::kTopNMax; }
 
 CudaResidentModel::~CudaResidentModel() { backend_->own_waits_for_current_noexcept(); }
 
@@ -114,6 +173,37 @@ bool CudaResidentModel::recommend(const RecommendRequest& request) {
                                              static_cast<size_t>(request.allowed_count), stream);
   }
 
+  if (sixteen_bit(request.n)) {
+    kernels::TopNHalfProblem p{};
+    p.bf16 = half_bf16_;
+    p.query_factors = user_half_.data();
+    p.query_ids = users.data();
+    p.candidate_factors = item_half_.data();
+    p.candidate_ids = request.allowed != nullptr ? allowed.data() : nullptr;
+    p.candidates = request.allowed != nullptr ? request.allowed_count : items_;
+    p.stride = half_stride_;
+    p.score = kernels::TopNScore::kDot;
+    // The item biases by candidate position: gathered for an allow-list.
+    DeviceBuffer<float> allowed_biases;
+    if (has_biases_) {
+      p.query_value = user_offsets_.data();
+      p.candidate_value = item_biases_.data();
+      if (request.allowed != nullptr) {
+        allowed_biases = DeviceBuffer<float>(static_cast<size_t>(request.allowed_count), stream);
+        kernels::launch_gather_values(item_biases_.data(), allowed.data(), request.allowed_count,
+                                      allowed_biases.data(), stream);
+        p.candidate_value = allowed_biases.data();
+      }
+    }
+    if (exclude != nullptr) {
+      p.exclude_offsets = exclude->pattern().offsets.data();
+      p.exclude_cols = exclude->pattern().indices.data();
+    }
+    p.n = request.n;
+    run_in_launches(p, kernels::launch_top_n_half, request.count, request.out_items,
+                    request.out_scores, stream);
+    return true;
+  }
   kernels::TopNProblem p{};
   p.query_factors = user_factors_.data();
   p.query_ids = users.data();
@@ -129,7 +219,8 @@ bool CudaResidentModel::recommend(const RecommendRequest& request) {
     p.exclude_cols = exclude->pattern().indices.data();
   }
   p.n = request.n;
-  run_in_launches(p, request.count, request.out_items, request.out_scores, stream);
+  run_in_launches(p, kernels::launch_top_n, request.count, request.out_items, request.out_scores,
+                  stream);
   return true;
 }
 
@@ -141,6 +232,23 @@ bool CudaResidentModel::similar_items(const SimilarItemsRequest& request) {
   const auto items = DeviceBuffer<int32_t>::copy_of(request.items,
                                                     static_cast<size_t>(request.count), stream);
 
+  if (sixteen_bit(request.n)) {
+    kernels::TopNHalfProblem p{};
+    p.bf16 = half_bf16_;
+    p.query_factors = item_half_.data();
+    p.query_ids = items.data();
+    p.candidate_factors = item_half_.data();
+    p.candidates = items_;
+    p.stride = half_stride_;
+    p.score = kernels::TopNScore::kCosine;
+    p.query_value = item_norms();
+    p.candidate_value = p.query_value;
+    p.exclude_self = true;
+    p.n = request.n;
+    run_in_launches(p, kernels::launch_top_n_half, request.count, request.out_items,
+                    request.out_scores, stream);
+    return true;
+  }
   kernels::TopNProblem p{};
   p.query_factors = item_factors_.data();
   p.query_ids = items.data();
@@ -152,7 +260,8 @@ bool CudaResidentModel::similar_items(const SimilarItemsRequest& request) {
   p.candidate_norm = p.query_norm;
   p.exclude_self = true;
   p.n = request.n;
-  run_in_launches(p, request.count, request.out_items, request.out_scores, stream);
+  run_in_launches(p, kernels::launch_top_n, request.count, request.out_items, request.out_scores,
+                  stream);
   return true;
 }
 

@@ -34,6 +34,8 @@ class CudaResidentModel final : public ResidentModel {
  private:
   // The item norms for cosine similarity, computed on first use.
   const float* item_norms();
+  // Whether top-n calls for lists of n run on the 16-bit copies.
+  bool sixteen_bit(int n) const;
 
   std::shared_ptr<const CudaBackend> backend_;
   int64_t users_ = 0, items_ = 0, rank_ = 0, stride_ = 0;
@@ -41,6 +43,11 @@ class CudaResidentModel final : public ResidentModel {
   DeviceBuffer<float> user_factors_, item_factors_;
   DeviceBuffer<float> user_offsets_;  // global mean + user bias, as the host adds them
   DeviceBuffer<float> item_biases_;
+  // Where every factor is exactly a bfloat16 (else float16) value and the rank is within the
+  // 16-bit kernel's rows: the factors as those values, rows zero-padded to half_stride_.
+  bool half_ = false, half_bf16_ = false;
+  int64_t half_stride_ = 0;
+  DeviceBuffer<uint16_t> user_half_, item_half_;
   std::once_flag norms_once_;
   DeviceBuffer<float> item_norms_;
   std::once_flag fold_in_once_;  // the fold-in's item side, made on first use

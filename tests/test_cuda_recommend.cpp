@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "capi/testing_api.h"
 #include "model_queries.h"
 #include "sfac_test.h"
 
@@ -119,6 +120,35 @@ Triplets seen_items(std::mt19937_64& rng, Shape s, int64_t none, int64_t all) {
     }
   }
   return t;
+}
+
+// Device copies made in its scope score with the float32 kernel only (the 16-bit kernel takes
+// factors that are exactly 16-bit values, as exact data is, where the rank allows).
+class Float32KernelOnly {
+ public:
+  explicit Float32KernelOnly(bool on) : before_(sfac_testing_allow_16bit_top_n(on ? 0 : 1)) {}
+  ~Float32KernelOnly() { sfac_testing_allow_16bit_top_n(before_); }
+  Float32KernelOnly(const Float32KernelOnly&) = delete;
+  Float32KernelOnly& operator=(const Float32KernelOnly&) = delete;
+
+ private:
+  int before_;
+};
+
+// x rounded to the nearest bfloat16 (even on ties) or float16 value (magnitudes below float16's
+// normal range become 0, so that every value is exactly a float16 one).
+float round_16bit(float x, bool bf16) {
+  if (bf16) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+    std::memcpy(&x, &bits, sizeof x);
+    return x;
+  }
+  if (std::abs(x) < 0x1p-14f) return 0.0f;
+  int exponent = 0;
+  const float mantissa = std::frexp(x, &exponent);  // in [0.5, 1): 11 significant bits kept
+  return std::ldexp(std::nearbyint(std::ldexp(mantissa, 11)), exponent - 11);
 }
 
 // Outputs poisoned first (ids 0x7f7f7f7f, scores NaN), so that a call that writes nothing, or
@@ -319,7 +349,9 @@ TEST_P(CudaRecommendExact, ListsAreTheCpusBitForBit) {
   allowed.push_back(allowed[0]);
 
   int64_t ties = 0;
-  for (const bool biases : {false, true}) {
+  for (const bool float32_only : {false, true}) {
+   const Float32KernelOnly kernel(float32_only);
+   for (const bool biases : {false, true}) {
     const Both<Model> m = models(exact_data(rng, s, biases, step));
     ASSERT_TRUE(m.cpu && m.gpu);
     for (const int n : {1, 10, 100, 128}) {
@@ -327,8 +359,9 @@ TEST_P(CudaRecommendExact, ListsAreTheCpusBitForBit) {
         const bool exclude = variant & 1, allow = variant & 2, single = variant & 4;
         const std::vector<int32_t>& users = single ? one : many;
         SCOPED_TRACE(testing::Message()
-                     << "biases " << biases << " n " << n << " exclude " << exclude
-                     << " allow-list " << allow << " users " << users.size());
+                     << "float32 kernel only " << float32_only << " biases " << biases << " n "
+                     << n << " exclude " << exclude << " allow-list " << allow << " users "
+                     << users.size());
         const TopN want = top_items(m.cpu.get(), users, n, exclude ? excluded.cpu.get() : nullptr,
                                     allow ? &allowed : nullptr);
         const TopN got = top_items(m.gpu.get(), users, n, exclude ? excluded.gpu.get() : nullptr,
@@ -340,6 +373,7 @@ TEST_P(CudaRecommendExact, ListsAreTheCpusBitForBit) {
         }
       }
     }
+   }
   }
   EXPECT_GT(ties, 0) << "the data should produce equal scores";
 }
@@ -377,21 +411,62 @@ TEST_F(CudaRecommend, GaussianFactorsAgreeUpToNearTies) {
   }
 }
 
+// Gaussian factors rounded to bfloat16 or float16 values take the 16-bit kernel: its scores sum
+// exact products in another order than the CPU, so the lists agree up to near-ties.
+TEST_F(CudaRecommend, SixteenBitFactorsAgreeUpToNearTies) {
+  const Tolerance tol{1e-5, 1e-6};
+  for (const bool bf16 : {true, false}) {
+    for (const Shape s : {Shape{700, 2500, 16}, Shape{700, 2500, 100}, Shape{300, 1000, 128}}) {
+      ModelState d = gaussian_data(rng, s, s.rank != 16);
+      for (auto* v : {&d.x, &d.y}) {
+        for (float& x : *v) x = round_16bit(x, bf16);
+      }
+      const Both<Sparse> excluded = matrices(seen_items(rng, s, 0, s.users - 1));
+      const Both<Model> m = models(d);
+      ASSERT_TRUE(m.cpu && m.gpu);
+      const std::vector<int32_t> users = random_ids(rng, 300, s.users);
+      std::vector<int32_t> allowed = random_ids(rng, 500, s.items);
+      for (const int n : {10, 100}) {
+        for (int variant = 0; variant < 4; ++variant) {
+          const bool exclude = variant & 1, allow = variant & 2;
+          SCOPED_TRACE(testing::Message() << "bf16 " << bf16 << " rank " << s.rank << " n " << n
+                                          << " exclude " << exclude << " allow " << allow);
+          const TopN want = top_items(m.cpu.get(), users, n + 1,
+                                      exclude ? excluded.cpu.get() : nullptr,
+                                      allow ? &allowed : nullptr);
+          const TopN got = top_items(m.gpu.get(), users, n, exclude ? excluded.gpu.get() : nullptr,
+                                     allow ? &allowed : nullptr);
+          EXPECT_EQ(first_difference(want, got, n, s.items, tol, predicted(m.cpu.get(), users)),
+                    "");
+        }
+      }
+      const std::vector<int32_t> queries = random_ids(rng, 100, s.items);
+      const TopN want = top_similar(m.cpu.get(), queries, 11);
+      EXPECT_EQ(first_difference(want, top_similar(m.gpu.get(), queries, 10), 10, s.items,
+                                 Tolerance{0.0, 1e-6}, cosine_of(d, queries)),
+                "");
+    }
+  }
+}
+
 // Cosine on exact data: the norms' square roots round, so ids agree where neighbouring CPU
 // scores are more than 1e-6 apart and scores within 1e-6; no item is its own neighbour; the
 // all-zero item is similarity 0 to everything (its own list: the lowest other ids).
 TEST_F(CudaSimilarItems, CosineIsTheCpusUpToRounding) {
   const Tolerance tol{0.0, 1e-6};
+  for (const bool float32_only : {false, true})
   for (const Shape s :
        {Shape{2, 3000, 3}, Shape{2, 3000, 33}, Shape{2, 700, 128}, Shape{2, 7, 3}}) {
     const int32_t zero = static_cast<int32_t>(s.items / 2);
     const ModelState d = exact_data(rng, s, false, 1.0f / 16, zero);
+    const Float32KernelOnly kernel(float32_only);
     const Both<Model> m = models(d);
     ASSERT_TRUE(m.cpu && m.gpu);
     std::vector<int32_t> queries = random_ids(rng, 150, s.items);
     queries.insert(queries.end(), {zero, queries[0], zero});
     for (const int n : {1, 10, 100, 128}) {
-      SCOPED_TRACE(testing::Message() << "items " << s.items << " rank " << s.rank << " n " << n);
+      SCOPED_TRACE(testing::Message() << "float32 kernel only " << float32_only << " items "
+                                      << s.items << " rank " << s.rank << " n " << n);
       const TopN want = top_similar(m.cpu.get(), queries, n + 1);
       const TopN got = top_similar(m.gpu.get(), queries, n);
       EXPECT_EQ(first_difference(want, got, n, s.items, tol, cosine_of(d, queries)), "");

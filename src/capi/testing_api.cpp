@@ -135,6 +135,10 @@ extern "C" SFAC_API int sfac_testing_fail_device_allocation(int64_t nth) {
   return sfac::testing::arm_device_allocation_failure(nth) ? 1 : 0;
 }
 
+extern "C" SFAC_API int sfac_testing_allow_16bit_top_n(int allow) {
+  return sfac::testing::allow_16bit_top_n(allow != 0) ? 1 : 0;
+}
+
 extern "C" SFAC_API sfac_status sfac_testing_resident_hook(sfac_model* model, int mode) {
   SFAC_API_BEGIN
   auto& m = sfac::capi::checked(model, "model");

@@ -17,6 +17,11 @@ extern "C" {
  * Returns 1 when the previously armed failure happened, else 0. No effect without CUDA. */
 SFAC_API int sfac_testing_fail_device_allocation(int64_t nth);
 
+/* Whether CUDA device copies of models made from now on (global; default 1) score factors that
+ * are exactly bfloat16 or float16 values with the 16-bit top-n kernel instead of the float32
+ * one. Tests turn it off to hold the float32 kernel to exact data. Returns the previous value. */
+SFAC_API int sfac_testing_allow_16bit_top_n(int allow);
+
 /* Resident copies (core/resident_model.h) on a CPU build, where no backend keeps one: gives
  * `model` a backend that forwards to its own except for make_resident_model, which per `mode`
  *   SFAC_TESTING_RESIDENT_NONE     returns none (what CPU contexts do),

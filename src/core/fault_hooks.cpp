@@ -8,6 +8,7 @@ namespace {
 // Allocations left until the armed failure (0: none armed), and whether it happened.
 std::atomic<int64_t> g_countdown{0};
 std::atomic<bool> g_fired{false};
+std::atomic<bool> g_allow_16bit_top_n{true};
 
 }  // namespace
 
@@ -29,5 +30,9 @@ bool device_allocation_fails() {
   }
   return false;
 }
+
+bool allow_16bit_top_n(bool allow) { return g_allow_16bit_top_n.exchange(allow); }
+
+bool top_n_16bit_allowed() { return g_allow_16bit_top_n.load(std::memory_order_relaxed); }
 
 }  // namespace sfac::testing

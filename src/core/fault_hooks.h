@@ -1,4 +1,4 @@
-// Allocation failures on demand, for the library's own tests (src/capi/testing_api.cpp): device
+// Faults and switches on demand, for the library's own tests (src/capi/testing_api.cpp): device
 // allocations go through the library's pool in one place (cuda/device_pool.cu), which asks here
 // whether to fail. Host allocations need no hook: the tests replace operator new.
 #pragma once
@@ -13,5 +13,11 @@ bool arm_device_allocation_failure(int64_t nth);
 
 // Called by every device allocation: true when this one is to fail.
 bool device_allocation_fails();
+
+// Whether device copies of models made from now on may score 16-bit-exact factors with the
+// 16-bit top-n kernel (default true); tests turn it off to hold the float32 kernel to exact data,
+// which is 16-bit-exact. Returns the previous setting.
+bool allow_16bit_top_n(bool allow);
+bool top_n_16bit_allowed();
 
 }  // namespace sfac::testing

@@ -20,6 +20,16 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
                : "r"(address));
 }
 
+// Four 8 x 8 matrices of 16-bit values as stored: lane l gives the address of row l % 8 of
+// matrix l / 8 (16 contiguous bytes), and register m of lane (g = l / 4, t = l % 4) receives
+// elements [g][2t] and [g][2t + 1] of matrix m.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* row) {
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
 // c += a b for one m16n8k16 tile (a row-major 16 x 16, b column-major 16 x 8).
 template <bool kBf16>
 __device__ __forceinline__ void mma_16bit(float (&c)[4], const uint32_t (&a)[4],
