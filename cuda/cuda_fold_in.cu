@@ -48,6 +48,14 @@ bool CudaFoldIn::serves(const Model& model) {
   return model.rank >= 1 && model.rank + (biases ? 1 : 0) <= kernels::kAlsMaxUnknowns;
 }
 
+int64_t CudaFoldIn::item_side_bytes(const Model& model) {
+  const bool implicit = model.algorithm == SFAC_ALGO_IALS;
+  const bool biases = !implicit && model.has_biases;
+  const int64_t d = model.rank + (biases ? 1 : 0);
+  return int64_t{sizeof(float)} *
+         (model.items * d + (biases ? model.items : 0) + (implicit ? d * d : 0));
+}
+
 CudaFoldIn::CudaFoldIn(std::shared_ptr<const CudaBackend> backend, const Model& model)
     : backend_(std::move(backend)),
       implicit_(model.algorithm == SFAC_ALGO_IALS),
@@ -57,7 +65,8 @@ CudaFoldIn::CudaFoldIn(std::shared_ptr<const CudaBackend> backend, const Model& 
       alpha_(static_cast<float>(model.implicit_alpha)),
       global_mean_(model.global_mean),
       lambda_(model.lambda_user),
-      weighted_(model.regularization == SFAC_REG_WEIGHTED) {
+      weighted_(model.regularization == SFAC_REG_WEIGHTED),
+      bytes_(item_side_bytes(model)) {
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
@@ -94,12 +103,35 @@ CudaFoldIn::CudaFoldIn(std::shared_ptr<const CudaBackend> backend, const Model& 
 
 CudaFoldIn::~CudaFoldIn() { backend_->own_waits_for_current_noexcept(); }
 
-void CudaFoldIn::solve(const FoldInRequest& r) {
+void CudaFoldIn::solve(const FoldInRequest& r, int64_t budget) {
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
   const int64_t nnz = r.offsets[r.count];
   const Segments segments = cut_segments(r);
+  // Systems per launch: within the budget left after the call's arrays, or a share of the
+  // free memory; at least the longest user's segments.
+  const int64_t total = segments.first.back();
+  int64_t longest = 1;
+  for (int64_t u = 0; u < r.count; ++u) {
+    longest = std::max(longest, segments.first[u + 1] - segments.first[u]);
+  }
+  const int64_t per_system = (kernels::als_system_floats(d_) + d_) * int64_t{sizeof(float)};
+  int64_t fit = 0;
+  if (budget >= 0) {
+    const int64_t arrays =
+        int64_t{sizeof(int64_t)} * (r.count + 1 + 2 * total + 1) +
+        int64_t{sizeof(int32_t)} * (nnz + total) + int64_t{sizeof(float)} * (nnz + r.count * (d_ + 1));
+    fit = (budget - arrays) / per_system;
+    SFAC_REQUIRE(fit >= longest, SFAC_ERR_OUT_OF_MEMORY, "this fold-in needs ",
+                 arrays + longest * per_system, " bytes of device memory but ", budget,
+                 " are left within the context's device memory limit");
+  } else {
+    size_t free_bytes = 0, total_bytes = 0;
+    SFAC_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    fit = static_cast<int64_t>(kSystemMemoryShare * static_cast<double>(free_bytes) / per_system);
+  }
+  const int64_t slots = std::min(total, std::max(longest, std::min(fit, kMaxBatch)));
   const auto offsets = DeviceBuffer<int64_t>::copy_of(r.offsets, static_cast<size_t>(r.count) + 1, stream);
   const auto items = DeviceBuffer<int32_t>::copy_of(r.items, static_cast<size_t>(nnz), stream);
   const auto ratings = DeviceBuffer<float>::copy_of(r.ratings, static_cast<size_t>(nnz), stream);
@@ -131,18 +163,6 @@ void CudaFoldIn::solve(const FoldInRequest& r) {
   s.lambda = lambda_;
   s.weighted = weighted_;
 
-  // Systems per launch: a share of the free memory, at least the longest user's segments.
-  const int64_t total = segments.first.back();
-  int64_t longest = 1;
-  for (int64_t u = 0; u < r.count; ++u) {
-    longest = std::max(longest, segments.first[u + 1] - segments.first[u]);
-  }
-  size_t free_bytes = 0, total_bytes = 0;
-  SFAC_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const int64_t per_system = (kernels::als_system_floats(d_) + d_) * int64_t{sizeof(float)};
-  const auto fit =
-      static_cast<int64_t>(kSystemMemoryShare * static_cast<double>(free_bytes) / per_system);
-  const int64_t slots = std::min(total, std::max(longest, std::min(fit, kMaxBatch)));
   DeviceBuffer<float> a(static_cast<size_t>(slots * kernels::als_system_floats(d_)), stream);
   DeviceBuffer<float> b(static_cast<size_t>(slots * d_), stream);
   kernels::AlsBatch batch;

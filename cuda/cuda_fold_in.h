@@ -23,10 +23,14 @@ class CudaFoldIn {
 
   // Whether solve() takes this model (ranks from 1 up to the ALS kernels' limit).
   static bool serves(const Model& model);
+  // Device bytes of the item side this makes for `model`.
+  static int64_t item_side_bytes(const Model& model);
+  int64_t bytes() const { return bytes_; }
 
   // Solves the request's users (at least one rating among them) into its outputs; rows are
-  // written as computed, finite or not.
-  void solve(const FoldInRequest& request);
+  // written as computed, finite or not. `budget`: device bytes the call may take (negative: no
+  // limit, a share of the free memory); SFAC_ERR_OUT_OF_MEMORY where it cannot hold the longest user's systems.
+  void solve(const FoldInRequest& request, int64_t budget);
 
  private:
   std::shared_ptr<const CudaBackend> backend_;
@@ -35,6 +39,7 @@ class CudaFoldIn {
   float alpha_ = 0.0f, global_mean_ = 0.0f;
   double lambda_ = 0.0;
   bool weighted_ = false;
+  int64_t bytes_ = 0;
   DeviceBuffer<float> fixed_;      // items x d
   DeviceBuffer<float> item_bias_;  // with biases
   DeviceBuffer<float> gram_;       // d x d, implicit feedback

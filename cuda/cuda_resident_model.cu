@@ -75,6 +75,13 @@ DeviceBuffer<uint16_t> upload_16bit(const std::vector<float>& host, int64_t rows
   return device;
 }
 
+// Device bytes of a top-n call's query ids and the lists of one launch (run_in_launches).
+int64_t launch_scratch_bytes(int64_t query_count, int n) {
+  const int64_t fitting = kLaunchOutputBytes / (int64_t{n} * 8) / kQueriesPerBlock * kQueriesPerBlock;
+  const int64_t per_launch = std::min(query_count, std::max(kQueriesPerBlock, fitting));
+  return int64_t{sizeof(int32_t)} * query_count + per_launch * n * 8;
+}
+
 // Runs `problem` for query_count queries (problem.query_ids: all of them, on the device) in
 // launches whose lists fit kLaunchOutputBytes, each downloaded into the caller's rows.
 template <typename Problem, typename Launch>
@@ -109,6 +116,14 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
       stride_((std::max<int64_t>(model.rank, 1) + kernels::kTopNRankStep - 1) /
               kernels::kTopNRankStep * kernels::kTopNRankStep),
       has_biases_(model.has_biases) {
+  const int type = model.rank <= kernels::kTopNHalfMaxStride && testing::top_n_16bit_allowed()
+                       ? exact_16bit_type(model.user_factors, model.item_factors)
+                       : 0;
+  const int64_t half_stride = (std::max<int64_t>(model.rank, 1) + kernels::kTopNHalfRankStep - 1) /
+                              kernels::kTopNHalfRankStep * kernels::kTopNHalfRankStep;
+  bytes_ = int64_t{sizeof(float)} * ((users_ + items_) * stride_ + (has_biases_ ? users_ + items_ : 0)) +
+           (type != 0 ? int64_t{sizeof(uint16_t)} * (users_ + items_) * half_stride : 0);
+  require_within_limit(0, "this model's device copy");
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
@@ -122,14 +137,10 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
     item_biases_ =
         DeviceBuffer<float>::copy_of(model.item_bias.data(), model.item_bias.size(), stream);
   }
-  const int type = model.rank <= kernels::kTopNHalfMaxStride && testing::top_n_16bit_allowed()
-                       ? exact_16bit_type(model.user_factors, model.item_factors)
-                       : 0;
   if (type != 0) {
     half_ = true;
     half_bf16_ = type == 1;
-    half_stride_ = (std::max<int64_t>(model.rank, 1) + kernels::kTopNHalfRankStep - 1) /
-                   kernels::kTopNHalfRankStep * kernels::kTopNHalfRankStep;
+    half_stride_ = half_stride;
     user_half_ = upload_16bit(model.user_factors, users_, model.rank, half_stride_, half_bf16_, stream);
     item_half_ = upload_16bit(model.item_factors, items_, model.rank, half_stride_, half_bf16_, stream);
   }
@@ -139,17 +150,30 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
 
 bool CudaResidentModel::sixteen_bit(int n) const { return half_ && n <= kernels::kTopNMax; }
 
+void CudaResidentModel::require_within_limit(int64_t scratch, const char* what) const {
+  const int64_t limit = backend_->device_memory_limit();
+  if (limit == 0) return;  // none: allocations fail by themselves where the device is full
+  const int64_t held = bytes_ + fold_in_bytes_.load(std::memory_order_relaxed);
+  SFAC_REQUIRE(held + scratch <= limit, SFAC_ERR_OUT_OF_MEMORY, what, " needs ", held + scratch,
+               " bytes of device memory (the model's copy included) but the context's device "
+               "memory limit is ",
+               limit, " bytes");
+}
+
 CudaResidentModel::~CudaResidentModel() { backend_->own_waits_for_current_noexcept(); }
 
-const float* CudaResidentModel::item_norms() {
-  std::call_once(norms_once_, [&] {
+const float* CudaResidentModel::norms(bool users) {
+  const int side = users ? 1 : 0;
+  std::call_once(norms_once_[side], [&] {
     const cudaStream_t stream = backend_->own_stream();
-    DeviceBuffer<float> norms(static_cast<size_t>(items_), stream);
-    kernels::launch_row_norms(item_factors_.data(), items_, stride_, norms.data(), stream);
+    const int64_t rows = users ? users_ : items_;
+    DeviceBuffer<float> norms(static_cast<size_t>(rows), stream);
+    kernels::launch_row_norms(users ? user_factors_.data() : item_factors_.data(), rows, stride_,
+                              norms.data(), stream);
     SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
-    item_norms_ = std::move(norms);
+    norms_[side] = std::move(norms);
   });
-  return item_norms_.data();
+  return norms_[side].data();
 }
 
 bool CudaResidentModel::recommend(const RecommendRequest& request) {
@@ -159,6 +183,10 @@ bool CudaResidentModel::recommend(const RecommendRequest& request) {
     exclude = on_device(*request.exclude, backend_->device());
     if (exclude == nullptr) return false;
   }
+  require_within_limit(launch_scratch_bytes(request.count, request.n) +
+                           int64_t{sizeof(float) + sizeof(int32_t)} *
+                               (request.allowed != nullptr ? request.allowed_count : 0),
+                       "this recommend call");
   DeviceGuard guard(backend_->device());
   // The exclusions' context's queued work first (another context of this device may own them),
   // then this model's own stream after both.
@@ -224,43 +252,52 @@ bool CudaResidentModel::recommend(const RecommendRequest& request) {
   return true;
 }
 
-bool CudaResidentModel::similar_items(const SimilarItemsRequest& request) {
+bool CudaResidentModel::similar(const SimilarRequest& request) {
   if (request.n > kernels::kTopNMax) return false;
+  const int64_t rows = request.users ? users_ : items_;
+  require_within_limit(launch_scratch_bytes(request.count, request.n) +
+                           int64_t{sizeof(float)} * rows,  // the norms, made once
+                       "this similarity call");
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
-  const auto items = DeviceBuffer<int32_t>::copy_of(request.items,
-                                                    static_cast<size_t>(request.count), stream);
+  const auto ids = DeviceBuffer<int32_t>::copy_of(request.ids,
+                                                  static_cast<size_t>(request.count), stream);
+  const kernels::TopNScore score =
+      request.cosine ? kernels::TopNScore::kCosine : kernels::TopNScore::kDot;
+  const float* norm = request.cosine ? norms(request.users) : nullptr;
 
   if (sixteen_bit(request.n)) {
+    const uint16_t* factors = request.users ? user_half_.data() : item_half_.data();
     kernels::TopNHalfProblem p{};
     p.bf16 = half_bf16_;
-    p.query_factors = item_half_.data();
-    p.query_ids = items.data();
-    p.candidate_factors = item_half_.data();
-    p.candidates = items_;
+    p.query_factors = factors;
+    p.query_ids = ids.data();
+    p.candidate_factors = factors;
+    p.candidates = rows;
     p.stride = half_stride_;
-    p.score = kernels::TopNScore::kCosine;
-    p.query_value = item_norms();
-    p.candidate_value = p.query_value;
+    p.score = score;
+    p.query_value = norm;
+    p.candidate_value = norm;
     p.exclude_self = true;
     p.n = request.n;
-    run_in_launches(p, kernels::launch_top_n_half, request.count, request.out_items,
+    run_in_launches(p, kernels::launch_top_n_half, request.count, request.out_ids,
                     request.out_scores, stream);
     return true;
   }
+  const float* factors = request.users ? user_factors_.data() : item_factors_.data();
   kernels::TopNProblem p{};
-  p.query_factors = item_factors_.data();
-  p.query_ids = items.data();
-  p.candidate_factors = item_factors_.data();
-  p.candidates = items_;
+  p.query_factors = factors;
+  p.query_ids = ids.data();
+  p.candidate_factors = factors;
+  p.candidates = rows;
   p.stride = stride_;
-  p.score = kernels::TopNScore::kCosine;
-  p.query_norm = item_norms();
-  p.candidate_norm = p.query_norm;
+  p.score = score;
+  p.query_norm = norm;
+  p.candidate_norm = norm;
   p.exclude_self = true;
   p.n = request.n;
-  run_in_launches(p, kernels::launch_top_n, request.count, request.out_items, request.out_scores,
+  run_in_launches(p, kernels::launch_top_n, request.count, request.out_ids, request.out_scores,
                   stream);
   return true;
 }
@@ -269,6 +306,8 @@ bool CudaResidentModel::error_sums(const SparseMatrix& ratings, double* squared,
                                    double* absolute) {
   const CudaSparseMatrix* r = on_device(ratings, backend_->device());
   if (r == nullptr) return false;
+  require_within_limit(2 * kernels::als_objective_blocks() * int64_t{sizeof(double)},
+                       "this evaluation");
   DeviceGuard guard(backend_->device());
   // The ratings' context's queued work first, then this model's own stream after both.
   ForeignOrder foreign(*backend_, {&r->backend()});
@@ -302,9 +341,12 @@ bool CudaResidentModel::fold_in(const FoldInRequest& request) {
   if (!CudaFoldIn::serves(request.model)) return false;
   // The model is the one this copy was made from (the cache drops the copy when it changes).
   std::call_once(fold_in_once_, [&] {
+    require_within_limit(CudaFoldIn::item_side_bytes(request.model), "this fold-in's item side");
     fold_in_ = std::make_unique<CudaFoldIn>(backend_, request.model);
+    fold_in_bytes_.store(fold_in_->bytes(), std::memory_order_relaxed);
   });
-  fold_in_->solve(request);
+  const int64_t limit = backend_->device_memory_limit();
+  fold_in_->solve(request, limit == 0 ? -1 : limit - bytes_ - fold_in_->bytes());
   return true;
 }
 

@@ -3,6 +3,7 @@
 // fold-in (cuda_fold_in.h).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -25,20 +26,24 @@ class CudaResidentModel final : public ResidentModel {
   // Both decline (false) lists longer than the kernel keeps (kernels::kTopNMax) and exclusion
   // matrices of another device.
   bool recommend(const RecommendRequest& request) override;
-  bool similar_items(const SimilarItemsRequest& request) override;
+  bool similar(const SimilarRequest& request) override;
   // Declines models whose rank the ALS kernels do not take (CudaFoldIn::serves).
   bool fold_in(const FoldInRequest& request) override;
   // Declines ratings of another device.
   bool error_sums(const SparseMatrix& ratings, double* squared, double* absolute) override;
 
  private:
-  // The item norms for cosine similarity, computed on first use.
-  const float* item_norms();
+  // The user or item norms for cosine similarity, computed on first use.
+  const float* norms(bool users);
   // Whether top-n calls for lists of n run on the 16-bit copies.
   bool sixteen_bit(int n) const;
+  // SFAC_ERR_OUT_OF_MEMORY unless this copy (with the fold-in's item side, once made) and
+  // `scratch` more bytes fit the context's device memory limit (none: 0).
+  void require_within_limit(int64_t scratch, const char* what) const;
 
   std::shared_ptr<const CudaBackend> backend_;
   int64_t users_ = 0, items_ = 0, rank_ = 0, stride_ = 0;
+  int64_t bytes_ = 0;  // device bytes of the copy
   bool has_biases_ = false;
   DeviceBuffer<float> user_factors_, item_factors_;
   DeviceBuffer<float> user_offsets_;  // global mean + user bias, as the host adds them
@@ -48,10 +53,11 @@ class CudaResidentModel final : public ResidentModel {
   bool half_ = false, half_bf16_ = false;
   int64_t half_stride_ = 0;
   DeviceBuffer<uint16_t> user_half_, item_half_;
-  std::once_flag norms_once_;
-  DeviceBuffer<float> item_norms_;
+  std::once_flag norms_once_[2];  // items, users
+  DeviceBuffer<float> norms_[2];
   std::once_flag fold_in_once_;  // the fold-in's item side, made on first use
   std::unique_ptr<CudaFoldIn> fold_in_;
+  std::atomic<int64_t> fold_in_bytes_{0};  // for the limit checks of concurrent calls
 };
 
 }  // namespace sfac::cuda

@@ -60,6 +60,20 @@ TEST(Context, ZeroThreadsMeansAllCores) {
   EXPECT_GE(threads, 1);
 }
 
+TEST(Context, DeviceMemoryLimitIsKeptAndChecked) {
+  Context ctx = make_cpu_context(1);
+  int64_t limit = -1;
+  SFAC_ASSERT_OK(sfac_context_get_device_memory_limit(ctx.get(), &limit));
+  EXPECT_EQ(limit, 0);
+  SFAC_ASSERT_OK(sfac_context_set_device_memory_limit(ctx.get(), int64_t{1} << 30));
+  SFAC_ASSERT_OK(sfac_context_get_device_memory_limit(ctx.get(), &limit));
+  EXPECT_EQ(limit, int64_t{1} << 30);
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "bytes = -1",
+                    sfac_context_set_device_memory_limit(ctx.get(), -1));
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "out",
+                    sfac_context_get_device_memory_limit(ctx.get(), nullptr));
+}
+
 TEST(Context, AutoResolvesToAConcreteBackend) {
   sfac_context* raw = nullptr;
   SFAC_ASSERT_OK(sfac_context_create(SFAC_BACKEND_AUTO, 0, 1, 0, &raw));

@@ -547,6 +547,60 @@ TEST_F(CudaRecommend, MetricsAreTheCpus) {
   }
 }
 
+// A device memory limit below what a call needs: SFAC_ERR_OUT_OF_MEMORY naming the limit,
+// nothing written, the model unchanged; within the limit (or without one) the calls succeed.
+// A failed device allocation is the same status.
+TEST_F(CudaRecommend, DeviceMemoryLimitIsAStatus) {
+  const Shape s{300, 900, 24};
+  const Both<Model> m = models(exact_data(rng, s, true, 1.0f / 16));
+  ASSERT_TRUE(m.cpu && m.gpu);
+  const Both<Sparse> truth = matrices(seen_items(rng, s, -1, -1));
+  const ModelState before = model_state(m.gpu.get());
+  const std::vector<int32_t> users = random_ids(rng, 50, s.users);
+  const int64_t offsets[] = {0, 2};
+  const int32_t items[] = {3, 8};
+  const float ratings[] = {4.0f, 2.0f};
+  std::vector<float> row(s.rank, 9.0f);
+  auto fold_in = [&] {
+    return sfac_model_recalculate_users(m.gpu.get(), 1, nullptr, offsets, items, ratings,
+                                        row.data(), s.rank, nullptr);
+  };
+  for (const int64_t limit : {int64_t{1000}, int64_t{0}}) {
+    SCOPED_TRACE(testing::Message() << "limit " << limit);
+    SFAC_ASSERT_OK(sfac_context_set_device_memory_limit(gpu.get(), limit));
+    int64_t read_back = -1;
+    SFAC_ASSERT_OK(sfac_context_get_device_memory_limit(gpu.get(), &read_back));
+    EXPECT_EQ(read_back, limit);
+    TopN got = poisoned(users.size() * 5);
+    double rmse = -1.0;
+    if (limit > 0) {
+      SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_MEMORY, "device memory limit is 1000 bytes",
+                        call_recommend(m.gpu.get(), users, 5, nullptr, nullptr, got));
+      EXPECT_TRUE(still_poisoned(got));
+      SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_MEMORY, "device memory limit",
+                        sfac_model_evaluate(m.gpu.get(), truth.gpu.get(), &rmse, nullptr));
+      EXPECT_EQ(rmse, -1.0);
+      SFAC_EXPECT_ERROR(SFAC_ERR_OUT_OF_MEMORY, "device memory limit", fold_in());
+      EXPECT_EQ(row, std::vector<float>(s.rank, 9.0f));
+    } else {
+      expect_identical(top_items(m.cpu.get(), users, 5), top_items(m.gpu.get(), users, 5), 5);
+      SFAC_EXPECT_STATUS(SFAC_OK, fold_in());
+    }
+    EXPECT_TRUE(model_state(m.gpu.get()) == before);
+  }
+  // The next device allocation fails: the call reports it, the one after succeeds.
+  const std::vector<float> y = exact_data(rng, s, false, 1.0f / 16).y;
+  SFAC_ASSERT_OK(sfac_model_set_item_factors(m.gpu.get(), y.data()));  // a new copy is made next
+  SFAC_ASSERT_OK(sfac_model_set_item_factors(m.cpu.get(), y.data()));
+  sfac_testing_fail_device_allocation(1);
+  TopN got = poisoned(users.size() * 5);
+  SFAC_EXPECT_STATUS(SFAC_ERR_OUT_OF_MEMORY,
+                     call_recommend(m.gpu.get(), users, 5, nullptr, nullptr, got));
+  EXPECT_EQ(sfac_testing_fail_device_allocation(0), 1);
+  EXPECT_TRUE(still_poisoned(got));
+  expect_identical(top_items(m.cpu.get(), users, 5), top_items(m.gpu.get(), users, 5), 5);
+}
+
 // The device copy follows the model: after set_item_factors / set_user_factors the lists are
 // those of a CPU model with the new factors, and after a fold-in into an existing user those of
 // a CPU model holding what the fold-in wrote (its row and bias).

@@ -422,6 +422,7 @@ SFAC_R_CAPACITY_SHIM(model_get_item_factors)
 SFAC_R_CAPACITY_SHIM(model_get_biases)
 SFAC_R_CAPACITY_SHIM(model_recommend)
 SFAC_R_CAPACITY_SHIM(model_similar_items)
+SFAC_R_CAPACITY_SHIM(model_similar)
 SFAC_R_CAPACITY_SHIM(model_recalculate_user)
 SFAC_R_CAPACITY_SHIM(model_recalculate_users)
 
@@ -498,6 +499,12 @@ sfac_status sfac_r_model_similar_items(const sfac_model* model, int64_t count,
                                        float* out_scores) {
   return sfac_model_similar_items(model, count, items, n, out_items, out_scores,
                                   sfac_r_shared_capacity(out_items, out_scores, NULL));
+}
+
+sfac_status sfac_r_model_similar(const sfac_model* model, int side, int similarity, int64_t count,
+                                 const int32_t* ids, int n, int32_t* out_ids, float* out_scores) {
+  return sfac_model_similar(model, (sfac_axis)side, (sfac_similarity)similarity, count, ids, n,
+                            out_ids, out_scores, sfac_r_shared_capacity(out_ids, out_scores, NULL));
 }
 
 sfac_status sfac_r_model_recalculate_user(sfac_model* model, int32_t user, int64_t count,

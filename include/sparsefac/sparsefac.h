@@ -158,6 +158,16 @@ SFAC_API sfac_status sfac_context_get_stream(const sfac_context* ctx, void** out
 SFAC_API sfac_status sfac_context_set_memory_limit(sfac_context* ctx, int64_t bytes);
 SFAC_API sfac_status sfac_context_get_memory_limit(const sfac_context* ctx, int64_t* out);
 
+/* Device memory budget of a CUDA context's inference: the bytes a model's device copy (made on
+ * its first recommend, similar-items, evaluate, ranking-metrics or batched fold-in call, with
+ * the factors, biases and the fold-in's item side) and one such call's scratch may take. A call
+ * that would need more returns SFAC_ERR_OUT_OF_MEMORY with the bytes in sfac_last_error() and
+ * writes nothing; the model stays usable (raise the limit, or use a CPU context's copy). 0, the
+ * default: the memory the device has free. bytes must be >= 0; CPU contexts keep it unused.
+ * Training has its own budget, SFAC_OPT_DEVICE_MEMORY_LIMIT. */
+SFAC_API sfac_status sfac_context_set_device_memory_limit(sfac_context* ctx, int64_t bytes);
+SFAC_API sfac_status sfac_context_get_device_memory_limit(const sfac_context* ctx, int64_t* out);
+
 /* Number of usable CUDA devices: 0 when built without CUDA or when no driver is present. */
 SFAC_API sfac_status sfac_cuda_device_count(int* out);
 
@@ -648,6 +658,20 @@ SFAC_API sfac_status sfac_model_recommend(const sfac_model* model, int64_t count
 SFAC_API sfac_status sfac_model_similar_items(const sfac_model* model, int64_t count,
                                               const int32_t* items, int n, int32_t* out_items,
                                               float* out_scores, int64_t capacity);
+
+typedef enum sfac_similarity SFAC_ENUM_BASE {
+  SFAC_SIMILARITY_COSINE = 0,       /* dot / (|a| |b|); 0 where either factor row is all zeros */
+  SFAC_SIMILARITY_INNER_PRODUCT = 1 /* dot of the factor rows (biases not included) */
+} sfac_similarity;
+
+/* The n users (side SFAC_AXIS_ROWS) or items (SFAC_AXIS_COLS) most similar to each of `count`
+ * of the same side (`ids`), best first (ties by the lower id), the query itself excluded; layout
+ * as in sfac_model_recommend. sfac_model_similar_items is (SFAC_AXIS_COLS,
+ * SFAC_SIMILARITY_COSINE). A model of a CUDA context answers on its device. */
+SFAC_API sfac_status sfac_model_similar(const sfac_model* model, sfac_axis side,
+                                        sfac_similarity similarity, int64_t count,
+                                        const int32_t* ids, int n, int32_t* out_ids,
+                                        float* out_scores, int64_t capacity);
 
 /* Fold-in: the factors a user with these ratings gets, solved against the fixed item factors
  * with the model's training objective (explicit least squares or implicit confidence weights,

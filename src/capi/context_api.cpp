@@ -92,6 +92,22 @@ sfac_status sfac_context_get_memory_limit(const sfac_context* ctx, int64_t* out)
   SFAC_API_END
 }
 
+sfac_status sfac_context_set_device_memory_limit(sfac_context* ctx, int64_t bytes) {
+  SFAC_API_BEGIN
+  auto& c = checked(ctx, "ctx");
+  SFAC_REQUIRE(bytes >= 0, SFAC_ERR_INVALID_ARGUMENT, "bytes = ", bytes, " must be >= 0");
+  c.impl.backend->set_device_memory_limit(bytes);
+  SFAC_API_END
+}
+
+sfac_status sfac_context_get_device_memory_limit(const sfac_context* ctx, int64_t* out) {
+  SFAC_API_BEGIN
+  const auto& c = checked(ctx, "ctx");
+  require_pointer(out, "out");
+  *out = c.impl.backend->device_memory_limit();
+  SFAC_API_END
+}
+
 sfac_status sfac_cuda_device_count(int* out) {
   SFAC_API_BEGIN
   require_pointer(out, "out");

@@ -193,6 +193,17 @@ sfac_status sfac_model_similar_items(const sfac_model* model, int64_t count, con
   SFAC_API_END
 }
 
+sfac_status sfac_model_similar(const sfac_model* model, sfac_axis side, sfac_similarity similarity,
+                               int64_t count, const int32_t* ids, int n, int32_t* out_ids,
+                               float* out_scores, int64_t capacity) {
+  SFAC_API_BEGIN
+  const auto& m = checked(model, "model");
+  require_result_capacity(count, n, out_ids, out_scores, capacity);
+  sfac::similar(m.impl, side, similarity, count, ids, n, out_ids, out_scores, threads_of(m),
+                m.backend.get());
+  SFAC_API_END
+}
+
 sfac_status sfac_model_recalculate_user(sfac_model* model, int32_t user, int64_t count,
                                         const int32_t* items, const float* ratings, float* factors,
                                         int64_t capacity, float* bias) {

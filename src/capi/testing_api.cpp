@@ -44,12 +44,13 @@ class SnapshotModel final : public sfac::ResidentModel {
     return true;
   }
 
-  bool similar_items(const sfac::SimilarItemsRequest& r) override {
-    SFAC_REQUIRE(r.count > 0 && r.items && r.n >= 1 && r.out_items && r.out_scores,
-                 SFAC_ERR_INTERNAL, "resident similar_items: empty or unvalidated request");
+  bool similar(const sfac::SimilarRequest& r) override {
+    SFAC_REQUIRE(r.count > 0 && r.ids && r.n >= 1 && r.out_ids && r.out_scores,
+                 SFAC_ERR_INTERNAL, "resident similar: empty or unvalidated request");
     if (!serve_) return false;
-    sfac::similar_items(snapshot_, r.count, r.items, r.n, r.out_items, r.out_scores, threads_,
-                        nullptr);
+    sfac::similar(snapshot_, r.users ? SFAC_AXIS_ROWS : SFAC_AXIS_COLS,
+                  r.cosine ? SFAC_SIMILARITY_COSINE : SFAC_SIMILARITY_INNER_PRODUCT, r.count,
+                  r.ids, r.n, r.out_ids, r.out_scores, threads_, nullptr);
     ++counts_->served;
     return true;
   }

@@ -184,8 +184,18 @@ class Backend : public std::enable_shared_from_this<Backend> {
     host_memory_limit_.store(bytes, std::memory_order_relaxed);
   }
 
+  // Device bytes a model's device copy for inference (core/resident_model.h) may take, with the
+  // scratch of one call; 0 = what the device has free. Host backends ignore it.
+  int64_t device_memory_limit() const {
+    return device_memory_limit_.load(std::memory_order_relaxed);
+  }
+  void set_device_memory_limit(int64_t bytes) {
+    device_memory_limit_.store(bytes, std::memory_order_relaxed);
+  }
+
  private:
   std::atomic<int64_t> host_memory_limit_{0};
+  std::atomic<int64_t> device_memory_limit_{0};
   std::shared_ptr<Backend> host_fallback_;
 };
 

@@ -45,10 +45,20 @@ void recommend(const Model& model, int64_t count, const int32_t* users, int n,
                const SparseMatrix* exclude, int64_t allowed_count, const int32_t* allowed_items,
                int32_t* out_items, float* out_scores, int num_threads, Backend* backend);
 
-// Cosine similarity of item factors; an item with all-zero factors has similarity 0 to every
-// item. Same layout, tie-breaking and `backend` as recommend.
-void similar_items(const Model& model, int64_t count, const int32_t* items, int n,
-                   int32_t* out_items, float* out_scores, int num_threads, Backend* backend);
+// The n users (side SFAC_AXIS_ROWS) or items most similar to each query of the same side by
+// cosine (a row with all-zero factors has similarity 0 to every row) or inner product of the
+// factors, the query itself excluded. Same layout, tie-breaking and `backend` as recommend;
+// similar_items is (SFAC_AXIS_COLS, SFAC_SIMILARITY_COSINE). Messages name the arrays `ids`
+// and `out_ids` as the caller's API does (similar_items: items, out_items).
+void similar(const Model& model, sfac_axis side, sfac_similarity similarity, int64_t count,
+             const int32_t* ids, int n, int32_t* out_ids, float* out_scores, int num_threads,
+             Backend* backend, const char* ids_name = "ids", const char* out_name = "out_ids");
+inline void similar_items(const Model& model, int64_t count, const int32_t* items, int n,
+                          int32_t* out_items, float* out_scores, int num_threads,
+                          Backend* backend) {
+  similar(model, SFAC_AXIS_COLS, SFAC_SIMILARITY_COSINE, count, items, n, out_items, out_scores,
+          num_threads, backend, "items", "out_items");
+}
 
 // Ranking quality at k, averaged over the users with at least one nonzero in `test`. For such a
 // user with test items T and top-k list L (the user's `exclude` nonzeros never ranked; L is

@@ -183,43 +183,56 @@ void recommend(const Model& model, int64_t count, const int32_t* users, int n,
   }
 }
 
-void similar_items(const Model& model, int64_t count, const int32_t* items, int n,
-                   int32_t* out_items, float* out_scores, int num_threads, Backend* backend) {
-  require_array(items, "items", count, "count");
+void similar(const Model& model, sfac_axis side, sfac_similarity similarity, int64_t count,
+             const int32_t* ids, int n, int32_t* out_ids, float* out_scores, int num_threads,
+             Backend* backend, const char* ids_name, const char* out_name) {
+  SFAC_REQUIRE(side == SFAC_AXIS_ROWS || side == SFAC_AXIS_COLS, SFAC_ERR_INVALID_ARGUMENT,
+               "side = ", static_cast<int>(side), " is not SFAC_AXIS_ROWS (users) or _COLS (items)");
+  SFAC_REQUIRE(similarity == SFAC_SIMILARITY_COSINE || similarity == SFAC_SIMILARITY_INNER_PRODUCT,
+               SFAC_ERR_INVALID_ARGUMENT, "similarity = ", static_cast<int>(similarity),
+               " is not an sfac_similarity");
+  const bool users = side == SFAC_AXIS_ROWS;
+  const bool cosine = similarity == SFAC_SIMILARITY_COSINE;
+  const int64_t rows = users ? model.users : model.items;
+  require_array(ids, ids_name, count, "count");
   require_top_n(n, count);
-  require_array(out_items, "out_items", count, "count");
+  require_array(out_ids, out_name, count, "count");
   require_array(out_scores, "out_scores", count, "count");
-  require_ids(items, count, model.items, "items", "items");
+  require_ids(ids, count, rows, ids_name, users ? "users" : "items");
   if (count == 0) return;
   if (backend) {
-    const SimilarItemsRequest request{count, items, n, out_items, out_scores};
+    const SimilarRequest request{users, cosine, count, ids, n, out_ids, out_scores};
     const std::shared_ptr<ResidentModel> resident = model.resident.get(*backend, model);
-    if (resident && resident->similar_items(request)) return;
+    if (resident && resident->similar(request)) return;
   }
 
   const int64_t rank = model.rank;
-  std::vector<float> norms(static_cast<size_t>(model.items));
-#pragma omp parallel for num_threads(num_threads) schedule(static) if (model.items > 4096)
-  for (int64_t i = 0; i < model.items; ++i) {
-    norms[i] = std::sqrt(dot(model.item(i), model.item(i), rank));
+  auto row = [&](int64_t i) { return users ? model.user(i) : model.item(i); };
+  std::vector<float> norms(cosine ? static_cast<size_t>(rows) : 0);
+#pragma omp parallel for num_threads(num_threads) schedule(static) if (rows > 4096)
+  for (int64_t i = 0; i < static_cast<int64_t>(norms.size()); ++i) {
+    norms[i] = std::sqrt(dot(row(i), row(i), rank));
   }
   const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), count));
-  auto buffers = thread_buffers(threads, model.items);
+  auto buffers = thread_buffers(threads, rows);
 #pragma omp parallel num_threads(threads)
   {
     std::vector<Candidate>& buffer = buffers[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 16)
     for (int64_t r = 0; r < count; ++r) {
-      const int32_t q = items[r];
-      const float* yq = model.item(q);
+      const int32_t q = ids[r];
+      const float* yq = row(q);
       buffer.clear();
-      for (int64_t j = 0; j < model.items; ++j) {
+      for (int64_t j = 0; j < rows; ++j) {
         if (j == q) continue;
-        const float denominator = norms[q] * norms[j];
-        const float cosine = denominator > 0.0f ? dot(yq, model.item(j), rank) / denominator : 0.0f;
-        add(buffer, cosine, static_cast<int32_t>(j));
+        float score = dot(yq, row(j), rank);
+        if (cosine) {
+          const float denominator = norms[q] * norms[j];
+          score = denominator > 0.0f ? score / denominator : 0.0f;
+        }
+        add(buffer, score, static_cast<int32_t>(j));
       }
-      write_top(buffer, n, out_items + r * n, out_scores + r * n);
+      write_top(buffer, n, out_ids + r * n, out_scores + r * n);
     }
   }
 }

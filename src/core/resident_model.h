@@ -32,13 +32,15 @@ struct RecommendRequest {
   float* out_scores;   // count * n, host memory
 };
 
-// One validated sfac_model_similar_items call with at least one item.
-struct SimilarItemsRequest {
+// One validated sfac_model_similar call with at least one query.
+struct SimilarRequest {
+  bool users;   // users against users, else items against items
+  bool cosine;  // cosine, else the inner product
   int64_t count;
-  const int32_t* items;
+  const int32_t* ids;
   int n;
-  int32_t* out_items;  // count * n, host memory
-  float* out_scores;   // count * n, host memory
+  int32_t* out_ids;   // count * n, host memory
+  float* out_scores;  // count * n, host memory
 };
 
 // One validated sfac_model_recalculate_users call with at least one rating (see
@@ -62,7 +64,7 @@ class ResidentModel {
  public:
   virtual ~ResidentModel() = default;
   virtual bool recommend(const RecommendRequest& request) = 0;
-  virtual bool similar_items(const SimilarItemsRequest& request) = 0;
+  virtual bool similar(const SimilarRequest& request) = 0;
   // Rows that are not finite are returned as computed: the core checks them.
   virtual bool fold_in(const FoldInRequest& request) {
     (void)request;

@@ -55,6 +55,17 @@ class Context(Handle):
         call(_core.sfac_context_set_memory_limit, self, int(limit))
 
     @property
+    def device_memory_limit(self):
+        """Bytes of device memory a model's GPU copy for inference and one inference call may
+        take on a CUDA context; a call needing more raises OutOfMemoryError and the model stays
+        usable. 0 (the default): the memory the device has free. Unused on CPU contexts."""
+        return call(_core.sfac_context_get_device_memory_limit, self)
+
+    @device_memory_limit.setter
+    def device_memory_limit(self, limit):
+        call(_core.sfac_context_set_device_memory_limit, self, int(limit))
+
+    @property
     def stream(self):
         """The CUDA stream the context queues its device work on, as an integer handle: its own
         unless set_stream chose another; 0 on CPU contexts."""

@@ -405,17 +405,31 @@ class MatrixFactorization:
                              shape=(n_users, n_items))
         return SparseMatrix.from_scipy(full, self._context())
 
-    def similar_items(self, itemid, N=10):
-        """The N items most similar by cosine of the factors (the item itself excluded)."""
-        scalar, items = _scalar_or_array(itemid, "itemid")
+    def similar_items(self, itemid, N=10, similarity="cosine"):
+        """The N items most similar to `itemid` (or each of an array of ids) by cosine
+        (similarity="cosine") or inner product ("inner_product") of the factors, the item
+        itself excluded. Returns (ids, scores), one row per query for an array."""
+        return self._similar(_core.SFAC_AXIS_COLS, itemid, N, similarity, "itemid")
+
+    def similar_users(self, userid, N=10, similarity="cosine"):
+        """The N users most similar to `userid` (or each of an array of ids), as similar_items
+        for items."""
+        return self._similar(_core.SFAC_AXIS_ROWS, userid, N, similarity, "userid")
+
+    def _similar(self, side, query, N, similarity, name):
+        kinds = {"cosine": _core.SFAC_SIMILARITY_COSINE,
+                 "inner_product": _core.SFAC_SIMILARITY_INNER_PRODUCT}
+        if similarity not in kinds:
+            raise ValueError(f"similarity must be one of {sorted(kinds)}, got {similarity!r}")
+        scalar, ids = _scalar_or_array(query, name)
         n = int(N)
         if n < 0:
             raise ValueError(f"N must be >= 0, got {N}")
-        ids = np.empty((items.size, n), np.int32)
-        scores = np.empty((items.size, n), np.float32)
-        call(_core.sfac_model_similar_items, self._mh, items.size, items, n, ids, scores,
-             shared_length(ids, scores))
-        return (ids[0], scores[0]) if scalar else (ids, scores)
+        out_ids = np.empty((ids.size, n), np.int32)
+        scores = np.empty((ids.size, n), np.float32)
+        call(_core.sfac_model_similar, self._mh, side, kinds[similarity], ids.size, ids, n,
+             out_ids, scores, shared_length(out_ids, scores))
+        return (out_ids[0], scores[0]) if scalar else (out_ids, scores)
 
     def recalculate_user(self, userid, user_items, ratings=None, replace=False):
         """Fold-in: the factors a user with these ratings gets against the fixed item factors,

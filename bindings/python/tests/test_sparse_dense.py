@@ -271,6 +271,12 @@ def test_memory_limit_refuses_huge_shapes_before_allocating(tmp_path):
             c.memory_limit = -1
         small = sf.SparseMatrix.from_coo([0, 1], [1, 0], [1.0, 2.0], shape=(2, 2), context=c)
         assert small.nnz == 2
+        # the device budget of inference is kept on any context (used by CUDA ones)
+        assert c.device_memory_limit == 0
+        c.device_memory_limit = 1 << 30
+        assert c.device_memory_limit == 1 << 30
+        with pytest.raises(sf.InvalidArgumentError, match="must be >= 0"):
+            c.device_memory_limit = -1
 
 
 def test_cpu_contexts_have_no_stream():

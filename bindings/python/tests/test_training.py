@@ -168,6 +168,28 @@ def test_similar_items_cosine(explicit_data):
     assert model.similar_items([1, 2], N=4)[0].shape == (2, 4)
 
 
+def test_similar_users_and_inner_product(explicit_data):
+    train, _, _, _ = explicit_data
+    model = fit_als(train, iterations=3)
+    for factors, similar in ((model.user_factors, model.similar_users),
+                             (model.item_factors, model.similar_items)):
+        x = factors.astype(np.float64)
+        dots = x @ x[11]
+        dots[11] = -np.inf
+        ids, scores = similar(11, N=6, similarity="inner_product")
+        np.testing.assert_array_equal(ids, np.argsort(-dots, kind="stable")[:6])
+        np.testing.assert_allclose(scores, dots[ids], rtol=1e-4)
+    unit = model.user_factors / np.linalg.norm(model.user_factors, axis=1, keepdims=True)
+    cos = unit.astype(np.float64) @ unit[3]
+    cos[3] = -np.inf
+    ids, _ = model.similar_users(3, N=5)
+    np.testing.assert_array_equal(ids, np.argsort(-cos, kind="stable")[:5])
+    with pytest.raises(ValueError):
+        model.similar_users(3, similarity="euclid")
+    with pytest.raises(IndexError):
+        model.similar_users(2000)
+
+
 def test_save_load_identical(explicit_data, tmp_path):
     train, test, _, _ = explicit_data
     model = fit_als(train, iterations=3, use_biases=True)
