@@ -127,6 +127,22 @@ void solve_user(const Model& model, const FoldInSetup& setup, int64_t count, con
   if (setup.biases) *bias = x[rank];
 }
 
+// The first failure among rows checked or solved in parallel: each thread keeps its own (its
+// lowest row, since a thread stops at its first), and the lowest row's is raised, whatever the
+// schedule.
+struct RowFailure {
+  int64_t row = INT64_MAX;
+  sfac_status status = SFAC_OK;
+  std::string message;
+};
+
+void raise_first(const std::vector<RowFailure>& failures) {
+  const RowFailure& first = *std::min_element(
+      failures.begin(), failures.end(),
+      [](const RowFailure& a, const RowFailure& b) { return a.row < b.row; });
+  if (first.status != SFAC_OK) throw Error(first.status, first.message);
+}
+
 }  // namespace
 
 FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const float* ratings,
@@ -167,15 +183,10 @@ void check_fold_in_batch(const Model& model, int64_t count, const int32_t* users
   // position in the row (marks cleared after the row). The lowest failing row is reported.
   const bool implicit = is_implicit(model);
   const int threads = static_cast<int>(std::clamp<int64_t>(count, 1, std::max(num_threads, 1)));
-  struct Failure {
-    int64_t row = INT64_MAX;
-    sfac_status status = SFAC_OK;
-    std::string message;
-  };
-  std::vector<Failure> failures(static_cast<size_t>(threads));
+  std::vector<RowFailure> failures(static_cast<size_t>(threads));
 #pragma omp parallel num_threads(threads)
   {
-    Failure& failure = failures[static_cast<size_t>(omp_get_thread_num())];
+    RowFailure& failure = failures[static_cast<size_t>(omp_get_thread_num())];
     std::vector<int64_t> mark;  // item -> position in the current row, -1 when absent
 #pragma omp for schedule(dynamic, 64)
     for (int64_t i = 0; i < count; ++i) {
@@ -213,10 +224,7 @@ void check_fold_in_batch(const Model& model, int64_t count, const int32_t* users
       for (int64_t e = begin; e < j; ++e) mark[items[e]] = -1;
     }
   }
-  const Failure& first = *std::min_element(
-      failures.begin(), failures.end(),
-      [](const Failure& a, const Failure& b) { return a.row < b.row; });
-  if (first.status != SFAC_OK) throw Error(first.status, first.message);
+  raise_first(failures);
   if (users == nullptr) return;
   std::vector<std::pair<int32_t, int64_t>> order;
   for (int64_t i = 0; i < count; ++i) {
@@ -259,18 +267,11 @@ FoldInBatch fold_in_batch(const Model& model, int64_t count, const int64_t* offs
   const int threads = static_cast<int>(std::clamp<int64_t>(count, 1, std::max(num_threads, 1)));
   // Each user's system is small: one BLAS thread per solve, users spread over the threads.
   host::ScopedBlasThreads single(1);
-  // Each thread's first failure (its row, status and message): the lowest row's is reported,
-  // whatever the schedule.
-  struct Failure {
-    int64_t row = INT64_MAX;
-    sfac_status status = SFAC_OK;
-    std::string message;
-  };
-  std::vector<Failure> failures(static_cast<size_t>(threads));
+  std::vector<RowFailure> failures(static_cast<size_t>(threads));
 #pragma omp parallel num_threads(threads)
   {
     host::RowSolver solver(setup.d);
-    Failure& failure = failures[static_cast<size_t>(omp_get_thread_num())];
+    RowFailure& failure = failures[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 16)
     for (int64_t i = 0; i < count; ++i) {
       if (failure.status != SFAC_OK) continue;
@@ -284,10 +285,7 @@ FoldInBatch fold_in_batch(const Model& model, int64_t count, const int64_t* offs
       }
     }
   }
-  const Failure& first = *std::min_element(
-      failures.begin(), failures.end(),
-      [](const Failure& a, const Failure& b) { return a.row < b.row; });
-  if (first.status != SFAC_OK) throw Error(first.status, first.message);
+  raise_first(failures);
   return out;
 }
 

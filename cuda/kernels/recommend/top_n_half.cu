@@ -20,6 +20,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/common/cp_async.cuh"
 #include "cuda/kernels/common/mma_half.cuh"
+#include "cuda/kernels/recommend/top_n_lists.cuh"
 #include "cuda/kernels/recommend/top_n_half.cuh"
 
 namespace sfac::cuda::kernels {
@@ -45,11 +46,6 @@ size_t shared_bytes(int n, int64_t stride) {
          + (sizeof(float) + sizeof(int32_t)) * kQueries * kBuffered  // candidate buffers
          + (sizeof(float) + sizeof(int32_t)) * kQueries * size_t(n)  // lists
          + 3 * sizeof(int32_t) * kQueries;                       // thresholds, counts, pending
-}
-
-__device__ __forceinline__ bool better(float score, int32_t id, float other_score,
-                                       int32_t other_id) {
-  return score > other_score || (score == other_score && id < other_id);
 }
 
 template <TopNScore kScore, bool kBf16>
@@ -275,31 +271,12 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_half_kernel(TopNHalfProblem
 
   // Query q's pending candidates into its list (sorted, at most n).
   auto merge = [&](int q) {
-    float* ls = list_score + q * n;
-    int32_t* li = list_id + q * n;
-    int filled = count[q];
     const int m = pending[q] < kBuffered ? pending[q] : kBuffered;
-    for (int e = 0; e < m; ++e) {
-      const float s = cand_score[q * kBuffered + e];
-      const int32_t id = cand_id[q * kBuffered + e];
-      int pos;
-      if (filled < n) {
-        pos = filled++;
-      } else {
-        if (!better(s, id, ls[n - 1], li[n - 1])) continue;
-        pos = n - 1;
-      }
-      while (pos > 0 && better(s, id, ls[pos - 1], li[pos - 1])) {
-        ls[pos] = ls[pos - 1];
-        li[pos] = li[pos - 1];
-        --pos;
-      }
-      ls[pos] = s;
-      li[pos] = id;
-    }
+    const int filled = detail::top_n_insert(list_score + q * n, list_id + q * n, count[q], n,
+                                            cand_score + q * kBuffered, cand_id + q * kBuffered, m);
     count[q] = filled;
     pending[q] = 0;
-    threshold[q] = filled == n ? ls[n - 1] : -INFINITY;
+    threshold[q] = filled == n ? list_score[q * n + n - 1] : -INFINITY;
   };
 
   const bool excludes = p.exclude_offsets != nullptr;
@@ -366,13 +343,8 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_half_kernel(TopNHalfProblem
 
   if (tid < kQueries && query_id_of(tid) >= 0) {
     const int64_t out = (first_query + tid) * n;
-    const float* ls = list_score + tid * n;
-    const int32_t* li = list_id + tid * n;
-    for (int j = 0; j < n; ++j) {
-      const bool filled = j < count[tid];
-      p.out_ids[out + j] = filled ? li[j] : -1;
-      p.out_scores[out + j] = filled ? ls[j] : -INFINITY;
-    }
+    detail::top_n_write(list_score + tid * n, list_id + tid * n, count[tid], n, p.out_ids + out,
+                        p.out_scores + out);
   }
 }
 
