@@ -18,12 +18,11 @@ H100's fp32 rate without tensor cores); floor% = floor / time.
 """
 import argparse
 import ctypes
-import statistics
 import sys
-import time
 
 import numpy as np
 
+from bench_timing import median_s
 from sfac_ctypes import (FEEDBACK_IMPLICIT, OPT_ITERATIONS, OPT_RANK, SFAC_ALGO_ALS,
                          SFAC_ALGO_IALS, SFAC_BACKEND_CPU, SFAC_BACKEND_CUDA, Sfac, ptr)
 
@@ -52,16 +51,6 @@ def parse_args():
     if min(a.ranks) < 1 or not 1 <= a.users <= USERS or a.reps < 1:
         p.error("ranks >= 1, --users in [1, %d], --reps >= 1" % USERS)
     return a
-
-
-def median_s(reps, run):
-    run()  # warm-up
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main():

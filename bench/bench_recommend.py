@@ -32,12 +32,11 @@ catalogue without synthesizing all of its 250M seen items.
 """
 import argparse
 import ctypes
-import statistics
 import sys
-import time
 
 import numpy as np
 
+from bench_timing import median_s
 from sfac_ctypes import (FEEDBACK_IMPLICIT, OPT_ITERATIONS, OPT_RANK, SFAC_ALGO_IALS,
                          SFAC_BACKEND_CPU, SFAC_BACKEND_CUDA, Sfac, ptr)
 
@@ -106,18 +105,6 @@ def round_bf16(a):
     bits = a.view(np.uint32).astype(np.uint64)
     bits = (bits + 0x7fff + ((bits >> 16) & 1)) & 0xffff0000
     return bits.astype(np.uint32).view(np.float32)
-
-
-def median_s(reps, run, sync=lambda: None):
-    run()  # warm-up
-    sync()
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        run()
-        sync()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 class Seen:

@@ -75,11 +75,15 @@ DeviceBuffer<uint16_t> upload_16bit(const std::vector<float>& host, int64_t rows
   return device;
 }
 
+// Queries a launch takes so that its lists (ids and scores) fit kLaunchOutputBytes.
+int64_t queries_per_launch(int64_t query_count, int64_t n) {
+  const int64_t fitting = kLaunchOutputBytes / (n * 8) / kQueriesPerBlock * kQueriesPerBlock;
+  return std::min(query_count, std::max(kQueriesPerBlock, fitting));
+}
+
 // Device bytes of a top-n call's query ids and the lists of one launch (run_in_launches).
 int64_t launch_scratch_bytes(int64_t query_count, int n) {
-  const int64_t fitting = kLaunchOutputBytes / (int64_t{n} * 8) / kQueriesPerBlock * kQueriesPerBlock;
-  const int64_t per_launch = std::min(query_count, std::max(kQueriesPerBlock, fitting));
-  return int64_t{sizeof(int32_t)} * query_count + per_launch * n * 8;
+  return int64_t{sizeof(int32_t)} * query_count + queries_per_launch(query_count, n) * n * 8;
 }
 
 // Runs `problem` for query_count queries (problem.query_ids: all of them, on the device) in
@@ -88,8 +92,7 @@ template <typename Problem, typename Launch>
 void run_in_launches(Problem problem, Launch launch, int64_t query_count, int32_t* out_ids,
                      float* out_scores, cudaStream_t stream) {
   const int64_t n = problem.n;
-  const int64_t fitting = kLaunchOutputBytes / (n * 8) / kQueriesPerBlock * kQueriesPerBlock;
-  const int64_t per_launch = std::min(query_count, std::max(kQueriesPerBlock, fitting));
+  const int64_t per_launch = queries_per_launch(query_count, n);
   DeviceBuffer<int32_t> ids(static_cast<size_t>(per_launch * n), stream);
   DeviceBuffer<float> scores(static_cast<size_t>(per_launch * n), stream);
   const int32_t* query_ids = problem.query_ids;

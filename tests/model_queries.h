@@ -21,15 +21,21 @@ inline Sparse synthetic_ratings(sfac_context* ctx, sfac_feedback feedback, int64
   return Sparse(raw);
 }
 
-// A model trained for `iterations` epochs of rank 4, lambda 0.05 (IALS: alpha 10).
+// A model trained for `iterations` epochs of `rank`, lambda 0.05 (IALS: alpha 10); ALS and IALS
+// with `regularization` (an sfac_regularization; -1: the algorithm's default).
 inline Model trained_model(sfac_context* ctx, const sfac_sparse* ratings, sfac_algorithm algorithm,
-                           bool biases, int64_t iterations = 2) {
+                           bool biases, int64_t iterations = 2, int64_t rank = 4,
+                           int regularization = -1) {
   sfac_train_options* raw_options = nullptr;
   EXPECT_EQ(sfac_train_options_create(algorithm, &raw_options), SFAC_OK);
   Options o(raw_options);
-  EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_RANK, 4), SFAC_OK);
+  EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_RANK, rank), SFAC_OK);
   EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_ITERATIONS, iterations), SFAC_OK);
   EXPECT_EQ(sfac_train_options_set_double(o.get(), SFAC_OPT_LAMBDA, 0.05), SFAC_OK);
+  if (regularization >= 0 && algorithm != SFAC_ALGO_SGD) {
+    EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_ALS_REGULARIZATION, regularization),
+              SFAC_OK);
+  }
   if (algorithm == SFAC_ALGO_IALS) {
     EXPECT_EQ(sfac_train_options_set_double(o.get(), SFAC_OPT_IMPLICIT_ALPHA, 10.0), SFAC_OK);
   } else {

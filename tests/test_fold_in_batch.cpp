@@ -52,25 +52,8 @@ Model cpu_model(sfac_context* cpu, sfac_algorithm algorithm, bool biases, int64_
   Sparse ratings = synthetic_ratings(
       cpu, algorithm == SFAC_ALGO_IALS ? SFAC_FEEDBACK_IMPLICIT : SFAC_FEEDBACK_EXPLICIT, users,
       items, users * 12);
-  sfac_train_options* raw_options = nullptr;
-  EXPECT_EQ(sfac_train_options_create(algorithm, &raw_options), SFAC_OK);
-  Options o(raw_options);
-  EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_RANK, rank), SFAC_OK);
-  EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_ITERATIONS, 2), SFAC_OK);
-  EXPECT_EQ(sfac_train_options_set_double(o.get(), SFAC_OPT_LAMBDA, 0.05), SFAC_OK);
-  if (algorithm != SFAC_ALGO_SGD) {
-    EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_ALS_REGULARIZATION,
-                                         weighted ? SFAC_REG_WEIGHTED : SFAC_REG_PLAIN),
-              SFAC_OK);
-  }
-  if (algorithm == SFAC_ALGO_IALS) {
-    EXPECT_EQ(sfac_train_options_set_double(o.get(), SFAC_OPT_IMPLICIT_ALPHA, 10.0), SFAC_OK);
-  } else {
-    EXPECT_EQ(sfac_train_options_set_int(o.get(), SFAC_OPT_USE_BIASES, biases), SFAC_OK);
-  }
-  sfac_model* raw = nullptr;
-  EXPECT_EQ(sfac_train(cpu, ratings.get(), o.get(), &raw), SFAC_OK) << sfac_last_error();
-  return Model(raw);
+  return trained_model(cpu, ratings.get(), algorithm, biases, 2, rank,
+                       weighted ? SFAC_REG_WEIGHTED : SFAC_REG_PLAIN);
 }
 
 int64_t rank_of(const sfac_model* m) {
