@@ -10,11 +10,13 @@ repetitions. Timings are medians of --reps calls after one untimed call (which a
 item side to the device). The factors of the two backends are compared row by row (largest
 difference relative to the row's largest entry). The floor: the fp32 FLOPs of the normal
 equations and Cholesky, sum over users of n_u d (d + 1) + d^3 / 3, at --peak-tflops (67, an
-H100's fp32 rate without tensor cores); floor% = floor / time.
+H100's fp32 rate without tensor cores); floor% = floor / time. With --cg-steps S both backends
+solve by S conjugate-gradient steps from zero (sfac_model_set_fold_in_solver), and the FLOPs are
+those of CG without forming the systems: (S + 1) (4 n_u d, plus 2 d^2 for implicit feedback).
 
   python3 bench/bench_fold_in.py [--lib build/libsparsefac.so] [--users 10000]
       [--ranks 64,100,128] [--algorithms als,ials] [--seen 99000000] [--reps 5] [--threads 0]
-      [--backend cuda|cpu]
+      [--backend cuda|cpu] [--cg-steps 0 (Cholesky)]
 """
 import argparse
 import ctypes
@@ -27,6 +29,7 @@ from sfac_ctypes import (FEEDBACK_IMPLICIT, OPT_ITERATIONS, OPT_RANK, SFAC_ALGO_
                          SFAC_ALGO_IALS, SFAC_BACKEND_CPU, SFAC_BACKEND_CUDA, Sfac, ptr)
 
 USERS, ITEMS = 480189, 17770
+SFAC_SOLVER_CG = 1
 
 
 def parse_args():
@@ -43,6 +46,7 @@ def parse_args():
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0 = all cores)")
     p.add_argument("--peak-tflops", type=float, default=67.0)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--cg-steps", type=int, default=0, help="CG steps (0: Cholesky)")
     a = p.parse_args()
     a.ranks = [int(k) for k in a.ranks.split(",")]
     a.algorithms = a.algorithms.split(",")
@@ -93,7 +97,9 @@ def main():
             vf = (rng.standard_normal((ITEMS, k)) / np.sqrt(k)).astype(np.float32)
             sf("sfac_model_set_user_factors", model, ptr(uf))
             sf("sfac_model_set_item_factors", model, ptr(vf))
-            sf("sfac_model_copy", model, cpu, ctypes.byref(twin))
+            if args.cg_steps > 0:
+                sf("sfac_model_set_fold_in_solver", model, SFAC_SOLVER_CG, args.cg_steps)
+            sf("sfac_model_copy", model, cpu, ctypes.byref(twin))  # the solver comes along
             outs = {}
             for name, m in (("cuda", model), ("cpu", twin)):
                 out = np.empty((u, k), np.float32)
@@ -107,7 +113,11 @@ def main():
             scale = np.maximum(np.abs(outs["cpu"]).max(axis=1), 1e-6)
             rel = float((np.abs(outs["cuda"] - outs["cpu"]).max(axis=1) / scale).max())
             d = float(k)
-            flops = float((lengths * d * (d + 1)).sum() + u * d ** 3 / 3)
+            if args.cg_steps > 0:
+                flops = float((args.cg_steps + 1) * (
+                    (lengths * 4 * d).sum() + (u * 2 * d * d if algo == "ials" else 0)))
+            else:
+                flops = float((lengths * d * (d + 1)).sum() + u * d ** 3 / 3)
             t = outs["cuda_s"]
             print("%-5s %4d %9d %9.2f %9.1f %9.1f %8.0f %6.1f%% %9.2e" % (
                 algo, k, nnz, t * 1e3, outs["cpu_s"] * 1e3, outs["cpu_s"] / t, flops / t / 1e9,

@@ -100,20 +100,27 @@ void build_segments(DeviceSide& side, const std::vector<int64_t>& off, bool sixt
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // the host vectors die at return
 }
 
-// The CG solver's row lists (kernels::AlsCgRows): rows longer than kAlsCgLongRow by decreasing
-// rating count (ties by index), then the others in order; `off`: the side's row offsets on the
-// host.
-void build_cg_rows(DeviceSide& side, const std::vector<int64_t>& off, cudaStream_t stream) {
-  std::vector<int32_t> rows, short_rows;
-  for (int64_t r = 0; r < side.n; ++r) {
-    (off[r + 1] - off[r] > kernels::kAlsCgLongRow ? rows : short_rows)
+}  // namespace
+
+std::vector<int32_t> als_cg_row_order(const int64_t* offsets, int64_t rows, int64_t* long_count) {
+  std::vector<int32_t> order, short_rows;
+  for (int64_t r = 0; r < rows; ++r) {
+    (offsets[r + 1] - offsets[r] > kernels::kAlsCgLongRow ? order : short_rows)
         .push_back(static_cast<int32_t>(r));
   }
-  std::stable_sort(rows.begin(), rows.end(), [&](int32_t a, int32_t b) {
-    return off[a + 1] - off[a] > off[b + 1] - off[b];
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return offsets[a + 1] - offsets[a] > offsets[b + 1] - offsets[b];
   });
-  side.cg_long_count = static_cast<int64_t>(rows.size());
-  rows.insert(rows.end(), short_rows.begin(), short_rows.end());
+  *long_count = static_cast<int64_t>(order.size());
+  order.insert(order.end(), short_rows.begin(), short_rows.end());
+  return order;
+}
+
+namespace {
+
+// The CG solver's row lists (kernels::AlsCgRows); `off`: the side's row offsets on the host.
+void build_cg_rows(DeviceSide& side, const std::vector<int64_t>& off, cudaStream_t stream) {
+  const std::vector<int32_t> rows = als_cg_row_order(off.data(), side.n, &side.cg_long_count);
   side.cg_rows = DeviceBuffer<int32_t>(rows.size(), stream);
   side.cg_rows.upload(rows.data(), rows.size());
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // the host vectors die at return

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cuda/cuda_als.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_resources.h"
 #include "cuda/kernels/als/als_kernels.cuh"
@@ -103,7 +104,25 @@ CudaFoldIn::CudaFoldIn(std::shared_ptr<const CudaBackend> backend, const Model& 
 
 CudaFoldIn::~CudaFoldIn() { backend_->own_waits_for_current_noexcept(); }
 
+void CudaFoldIn::describe_items(kernels::AlsHalfSweep& s) const {
+  s.fixed = fixed_.data();
+  s.fixed_bias = biases_ ? item_bias_.data() : nullptr;
+  s.stride = d_;
+  s.rank = rank_;
+  s.d = d_;
+  s.implicit = implicit_;
+  s.alpha = alpha_;
+  s.global_mean = global_mean_;
+  s.gram = implicit_ ? gram_.data() : nullptr;
+  s.lambda = lambda_;
+  s.weighted = weighted_;
+}
+
 void CudaFoldIn::solve(const FoldInRequest& r, int64_t budget) {
+  if (r.model.fold_in_solver == SFAC_SOLVER_CG) {
+    solve_cg(r, budget);
+    return;
+  }
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
@@ -149,19 +168,9 @@ void CudaFoldIn::solve(const FoldInRequest& r, int64_t budget) {
   s.segment_begin = begin.data();
   s.segment_row = row.data();
   s.first_segment = first.data();
-  s.fixed = fixed_.data();
-  s.fixed_bias = biases_ ? item_bias_.data() : nullptr;
   s.solved = solved.data();
   s.solved_bias = biases_ ? solved_bias.data() : nullptr;
-  s.stride = d_;
-  s.rank = rank_;
-  s.d = d_;
-  s.implicit = implicit_;
-  s.alpha = alpha_;
-  s.global_mean = global_mean_;
-  s.gram = implicit_ ? gram_.data() : nullptr;
-  s.lambda = lambda_;
-  s.weighted = weighted_;
+  describe_items(s);
 
   DeviceBuffer<float> a(static_cast<size_t>(slots * kernels::als_system_floats(d_)), stream);
   DeviceBuffer<float> b(static_cast<size_t>(slots * d_), stream);
@@ -186,6 +195,66 @@ void CudaFoldIn::solve(const FoldInRequest& r, int64_t budget) {
     std::fill_n(r.out_biases, r.count, 0.0f);
   }
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+}
+
+void CudaFoldIn::solve_cg(const FoldInRequest& r, int64_t budget) {
+  DeviceGuard guard(backend_->device());
+  OwnStreamWork order(*backend_);
+  const cudaStream_t stream = backend_->own_stream();
+  const int64_t nnz = r.offsets[r.count];
+  // No systems: only the ratings, the rows and their order.
+  const int64_t arrays = int64_t{sizeof(int64_t)} * (r.count + 1) +
+                         int64_t{sizeof(int32_t)} * (nnz + r.count) +
+                         int64_t{sizeof(float)} * (nnz + r.count * (d_ + 1));
+  SFAC_REQUIRE(budget < 0 || arrays <= budget, SFAC_ERR_OUT_OF_MEMORY, "this fold-in needs ",
+               arrays, " bytes of device memory but ", budget,
+               " are left within the context's device memory limit");
+  // Each row starts from the user's current row where it is replaced, else from zero; a user
+  // without ratings stays at zero (no step moves it: its residual is zero).
+  const Model& model = r.model;
+  std::vector<float> start(static_cast<size_t>(r.count * d_), 0.0f);
+  std::vector<float> start_bias(biases_ ? static_cast<size_t>(r.count) : 0, 0.0f);
+  for (int64_t i = 0; i < r.count; ++i) {
+    const int32_t user = r.users ? r.users[i] : -1;
+    if (user < 0 || r.offsets[i + 1] == r.offsets[i]) continue;
+    std::copy_n(model.user(user), rank_, start.begin() + i * d_);
+    if (biases_) start_bias[i] = model.user_bias[user];
+  }
+  int64_t long_count = 0;
+  const std::vector<int32_t> row_order = als_cg_row_order(r.offsets, r.count, &long_count);
+
+  const auto offsets =
+      DeviceBuffer<int64_t>::copy_of(r.offsets, static_cast<size_t>(r.count) + 1, stream);
+  const auto items = DeviceBuffer<int32_t>::copy_of(r.items, static_cast<size_t>(nnz), stream);
+  const auto ratings = DeviceBuffer<float>::copy_of(r.ratings, static_cast<size_t>(nnz), stream);
+  const auto rows = DeviceBuffer<int32_t>::copy_of(row_order.data(), row_order.size(), stream);
+  auto solved = DeviceBuffer<float>::copy_of(start.data(), start.size(), stream);
+  auto solved_bias = DeviceBuffer<float>::copy_of(start_bias.data(), start_bias.size(), stream);
+
+  kernels::AlsHalfSweep s;
+  s.offsets = offsets.data();
+  s.others = items.data();
+  s.values = ratings.data();
+  s.rows = r.count;
+  s.solved = solved.data();
+  s.solved_bias = biases_ ? solved_bias.data() : nullptr;
+  describe_items(s);
+  kernels::AlsCgRows cg_rows;
+  cg_rows.long_rows = rows.data();
+  cg_rows.long_count = long_count;
+  cg_rows.short_rows = rows.data() + long_count;
+  cg_rows.short_count = r.count - long_count;
+  kernels::launch_als_conjugate_gradient(s, model.fold_in_cg_steps, cg_rows, stream);
+
+  SFAC_CUDA_TRY(cudaMemcpy2DAsync(r.out_factors, rank_ * sizeof(float), solved.data(),
+                                  d_ * sizeof(float), rank_ * sizeof(float),
+                                  static_cast<size_t>(r.count), cudaMemcpyDeviceToHost, stream));
+  if (biases_) {
+    solved_bias.download(r.out_biases, static_cast<size_t>(r.count));
+  } else {
+    std::fill_n(r.out_biases, r.count, 0.0f);
+  }
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // also: the host vectors die at return
 }
 
 }  // namespace sfac::cuda

@@ -1,6 +1,7 @@
 // Fold-in of a batch of users on a CUDA device (sfac_model_recalculate_users): each user's
 // normal equations against the model's fixed item factors, summed and solved by the ALS
-// trainer's kernels (kernels/als/), one system per user.
+// trainer's kernels (kernels/als/), one system per user; or, with the model's CG fold-in
+// solver, the trainer's conjugate-gradient kernel, which never forms the systems.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,9 @@
 #include "cuda/device_buffer.h"
 
 namespace sfac::cuda {
+namespace kernels {
+struct AlsHalfSweep;
+}
 
 class CudaFoldIn {
  public:
@@ -33,6 +37,10 @@ class CudaFoldIn {
   void solve(const FoldInRequest& request, int64_t budget);
 
  private:
+  void solve_cg(const FoldInRequest& request, int64_t budget);
+  // The item side's and the objective's part of a half-sweep.
+  void describe_items(kernels::AlsHalfSweep& s) const;
+
   std::shared_ptr<const CudaBackend> backend_;
   bool implicit_ = false, biases_ = false;
   int64_t rank_ = 0, d_ = 0;

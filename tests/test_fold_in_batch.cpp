@@ -263,5 +263,94 @@ TEST_P(FoldInBatch, BadInputFailsAndChangesNothing) {
   EXPECT_TRUE(model_state(p.model.get()) == before);
 }
 
+// With the CG fold-in solver, each row takes the steps from the user's current row (a replaced
+// user) or from zero (a new one), as the one-user fold-in on the CPU does.
+TEST_P(FoldInBatch, CgRowsAreTheOneUserCgFromTheSameStart) {
+  std::mt19937_64 rng(test_seed());
+  struct Case {
+    sfac_algorithm algorithm;
+    bool biases, weighted;
+    int64_t rank;
+    int32_t steps;
+  };
+  const Case cases[] = {{SFAC_ALGO_ALS, true, false, 8, 3},
+                        {SFAC_ALGO_ALS, false, true, 33, 2},
+                        {SFAC_ALGO_IALS, false, false, 16, 3},
+                        {SFAC_ALGO_IALS, false, true, 7, 1},
+                        {SFAC_ALGO_SGD, true, false, 100, 4}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << "algorithm " << c.algorithm << " biases " << c.biases
+                                    << " weighted " << c.weighted << " rank " << c.rank);
+    Pair p = models(c.algorithm, c.biases, c.rank, c.weighted);
+    SFAC_ASSERT_OK(sfac_model_set_fold_in_solver(p.model.get(), SFAC_SOLVER_CG, c.steps));
+    SFAC_ASSERT_OK(sfac_model_set_fold_in_solver(p.reference.get(), SFAC_SOLVER_CG, c.steps));
+    const Batch b = random_batch(rng, 60, 200, {0, 1, 3, 12, 40, 150});
+    std::vector<int32_t> users(static_cast<size_t>(b.count()));
+    for (int64_t i = 0; i < b.count(); ++i) users[i] = i % 3 == 2 ? -1 : static_cast<int32_t>(5 * i);
+    // The reference: one user at a time on a CPU copy, each from that user's row (distinct
+    // users: replacing one row does not change another's start).
+    Rows want;
+    want.factors.assign(static_cast<size_t>(b.count() * c.rank), 0.0f);
+    want.biases.assign(static_cast<size_t>(b.count()), 0.0f);
+    for (int64_t u = 0; u < b.count(); ++u) {
+      const int64_t begin = b.offsets[u];
+      SFAC_ASSERT_OK(sfac_model_recalculate_user(
+          p.reference.get(), users[u], b.offsets[u + 1] - begin, b.items.data() + begin,
+          b.ratings.data() + begin, want.factors.data() + u * c.rank, c.rank,
+          want.biases.data() + u));
+    }
+    // A few fp32 CG steps carry a device's other summation order further than one Cholesky
+    // solve does (by the system's condition: rank 100 with 150 ratings here).
+    expect_rows_near(batched(p.model.get(), b, users.data()), want, c.rank,
+                     GetParam() == SFAC_BACKEND_CPU ? 0.0 : 1e-3);
+  }
+}
+
+TEST_P(FoldInBatch, CgStartsFromTheUsersRowAndConvergesToCholesky) {
+  std::mt19937_64 rng(test_seed());
+  Pair p = models(SFAC_ALGO_ALS, true, 8);
+  const Batch b = random_batch(rng, 40, 200, {20, 3, 60, 9});
+  const Rows exact = batched(p.model.get(), b);
+  // One step from a user's row lands elsewhere than one step from zero.
+  std::vector<int32_t> users(static_cast<size_t>(b.count()));
+  for (int64_t i = 0; i < b.count(); ++i) users[i] = static_cast<int32_t>(i);
+  Model twin = copy_model(p.model.get(), ctx_.get());
+  SFAC_ASSERT_OK(sfac_model_set_fold_in_solver(p.model.get(), SFAC_SOLVER_CG, 1));
+  SFAC_ASSERT_OK(sfac_model_set_fold_in_solver(twin.get(), SFAC_SOLVER_CG, 1));
+  const Rows from_rows = batched(p.model.get(), b, users.data());
+  const Rows from_zero = batched(twin.get(), b);
+  double moved = 0.0;
+  for (size_t i = 0; i < from_zero.factors.size(); ++i) {
+    moved = std::max(moved, double(std::abs(from_rows.factors[i] - from_zero.factors[i])));
+  }
+  EXPECT_GT(moved, 1e-3);
+  // Enough steps reach the exact solution (9 unknowns: CG ends within 9 in exact arithmetic).
+  SFAC_ASSERT_OK(sfac_model_set_fold_in_solver(twin.get(), SFAC_SOLVER_CG, 40));
+  expect_rows_near(batched(twin.get(), b), exact, 8, 2e-3);
+}
+
+TEST_P(FoldInBatch, SolverSettingIsCheckedAndCopied) {
+  Pair p = models(SFAC_ALGO_IALS, false, 4);
+  sfac_solver solver = SFAC_SOLVER_CG;
+  int32_t steps = 0;
+  SFAC_ASSERT_OK(sfac_model_get_fold_in_solver(p.model.get(), &solver, &steps));
+  EXPECT_EQ(solver, SFAC_SOLVER_CHOLESKY);
+  EXPECT_EQ(steps, 3);
+  SFAC_ASSERT_OK(sfac_model_set_fold_in_solver(p.model.get(), SFAC_SOLVER_CG, 5));
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "cg_steps = 0",
+                    sfac_model_set_fold_in_solver(p.model.get(), SFAC_SOLVER_CG, 0));
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "solver = 7",
+                    sfac_model_set_fold_in_solver(p.model.get(), static_cast<sfac_solver>(7), 3));
+  SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "model is NULL",
+                    sfac_model_set_fold_in_solver(nullptr, SFAC_SOLVER_CG, 3));
+  Model copy = copy_model(p.model.get(), cpu_.get());
+  for (const sfac_model* m : {static_cast<const sfac_model*>(p.model.get()),
+                              static_cast<const sfac_model*>(copy.get())}) {
+    SFAC_ASSERT_OK(sfac_model_get_fold_in_solver(m, &solver, &steps));
+    EXPECT_EQ(solver, SFAC_SOLVER_CG);
+    EXPECT_EQ(steps, 5);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, FoldInBatch,
                          ::testing::Values(SFAC_BACKEND_CPU, SFAC_BACKEND_CUDA), backend_name);

@@ -36,6 +36,7 @@ SFAC_GO_SLICE(uint64_t, uint64)
 SFAC_GO_SLICE(sfac_backend, int32)
 SFAC_GO_SLICE(sfac_dtype, int32)
 SFAC_GO_SLICE(sfac_algorithm, int32)
+SFAC_GO_SLICE(sfac_solver, int32)
 SFAC_GO_SLICE(sfac_sddmm_algorithm, int32)
 
 %define SFAC_GO_OUT_HANDLE(CTYPE)

@@ -147,6 +147,7 @@ SFAC_JAVA_ENUM_OUT(sfac_backend)
 SFAC_JAVA_ENUM_OUT(sfac_dtype)
 SFAC_JAVA_ENUM_OUT(sfac_sddmm_algorithm)
 SFAC_JAVA_ENUM_OUT(sfac_algorithm)
+SFAC_JAVA_ENUM_OUT(sfac_solver)
 
 %typemap(jni) const char** "jobjectArray"
 %typemap(jtype) const char** "String[]"

@@ -146,6 +146,8 @@ SFACPY_OUTPUT_SCALAR(sfac_backend, out, PyLong_FromLong)
 SFACPY_OUTPUT_SCALAR(sfac_dtype, out, PyLong_FromLong)
 SFACPY_OUTPUT_SCALAR(sfac_sddmm_algorithm, out, PyLong_FromLong)
 SFACPY_OUTPUT_SCALAR(sfac_algorithm, out, PyLong_FromLong)
+SFACPY_OUTPUT_SCALAR(sfac_solver, solver, PyLong_FromLong)
+SFACPY_OUTPUT_SCALAR(int32_t, cg_steps, PyLong_FromLong)
 
 %typemap(in, numinputs = 0) const char** out (const char* str_tmp = NULL) {
   $1 = ($1_ltype)&str_tmp;

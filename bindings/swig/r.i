@@ -368,6 +368,7 @@ SFAC_R_OUT(uint64_t, sfac_r_out_uint64)
 SFAC_R_OUT(sfac_backend, sfac_r_out_int)
 SFAC_R_OUT(sfac_dtype, sfac_r_out_int)
 SFAC_R_OUT(sfac_algorithm, sfac_r_out_int)
+SFAC_R_OUT(sfac_solver, sfac_r_out_int)
 SFAC_R_OUT(sfac_sddmm_algorithm, sfac_r_out_int)
 
 /* A string owned by its object (the device name): copied into an R string at once. */

@@ -697,6 +697,17 @@ SFAC_API sfac_status sfac_model_recalculate_users(sfac_model* model, int64_t cou
                                                   float* out_factors, int64_t capacity,
                                                   float* out_biases);
 
+/* How fold-in (sfac_model_recalculate_user and _users) solves each user's normal equations:
+ * SFAC_SOLVER_CHOLESKY (the default) gives their exact solution; SFAC_SOLVER_CG takes cg_steps
+ * steps of conjugate gradient (cg_steps >= 1) from the user's current row for a user whose row
+ * is replaced, from zero for a new one (user -1), as an ALS half-sweep with the CG solver moves a
+ * row. A user without ratings gets zero factors either way. The setting belongs to this model
+ * object: sfac_model_copy carries it, model files do not (a loaded model solves by Cholesky). */
+SFAC_API sfac_status sfac_model_set_fold_in_solver(sfac_model* model, sfac_solver solver,
+                                                   int32_t cg_steps);
+SFAC_API sfac_status sfac_model_get_fold_in_solver(const sfac_model* model, sfac_solver* solver,
+                                                   int32_t* cg_steps);
+
 /* Versioned binary model file (magic, format version, endianness, dtype, dimensions, CRC-32).
  * A truncated, corrupted or foreign file is SFAC_ERR_PARSE (or SFAC_ERR_IO), never a crash. */
 SFAC_API sfac_status sfac_model_save(const sfac_model* model, const char* path);

@@ -214,7 +214,7 @@ sfac_status sfac_model_recalculate_user(sfac_model* model, int32_t user, int64_t
                " users (-1 folds in a new user)");
   require_pointer(factors, "factors");
   require_capacity(factors, capacity, m.impl.rank, "factors");
-  const sfac::FoldIn row = sfac::fold_in(m.impl, count, items, ratings, threads_of(m));
+  const sfac::FoldIn row = sfac::fold_in(m.impl, user, count, items, ratings, threads_of(m));
   // Everything is validated and solved: from here on nothing can fail.
   if (user >= 0) sfac::set_user_row(m.impl, user, row);
   std::copy(row.factors.begin(), row.factors.end(), factors);
@@ -233,12 +233,35 @@ sfac_status sfac_model_recalculate_users(sfac_model* model, int64_t count, const
   const int64_t needed =
       m.impl.rank == 0 ? 0 : (count > INT64_MAX / m.impl.rank ? INT64_MAX : count * m.impl.rank);
   require_capacity(out_factors, capacity, needed, "out_factors");
-  const sfac::FoldInBatch rows = sfac::fold_in_batch(m.impl, count, offsets, items, ratings,
-                                                     threads_of(m), m.backend.get());
+  const sfac::FoldInBatch rows = sfac::fold_in_batch(m.impl, count, users, offsets, items,
+                                                     ratings, threads_of(m), m.backend.get());
   // Everything is validated and solved: from here on nothing can fail.
   sfac::set_user_rows(m.impl, count, users, rows);
   std::copy(rows.factors.begin(), rows.factors.end(), out_factors);
   if (out_biases) std::copy(rows.biases.begin(), rows.biases.end(), out_biases);
+  SFAC_API_END
+}
+
+sfac_status sfac_model_set_fold_in_solver(sfac_model* model, sfac_solver solver,
+                                          int32_t cg_steps) {
+  SFAC_API_BEGIN
+  auto& m = checked(model, "model").impl;
+  SFAC_REQUIRE(solver == SFAC_SOLVER_CHOLESKY || solver == SFAC_SOLVER_CG,
+               SFAC_ERR_INVALID_ARGUMENT, "solver = ", static_cast<int>(solver),
+               " is not an sfac_solver (SFAC_SOLVER_CHOLESKY = 0, SFAC_SOLVER_CG = 1)");
+  SFAC_REQUIRE(cg_steps >= 1, SFAC_ERR_INVALID_ARGUMENT, "cg_steps = ", cg_steps,
+               " must be >= 1");
+  m.fold_in_solver = solver;
+  m.fold_in_cg_steps = cg_steps;
+  SFAC_API_END
+}
+
+sfac_status sfac_model_get_fold_in_solver(const sfac_model* model, sfac_solver* solver,
+                                          int32_t* cg_steps) {
+  SFAC_API_BEGIN
+  const auto& m = checked(model, "model").impl;
+  if (solver) *solver = m.fold_in_solver;
+  if (cg_steps) *cg_steps = m.fold_in_cg_steps;
   SFAC_API_END
 }
 

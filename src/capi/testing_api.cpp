@@ -60,8 +60,11 @@ class SnapshotModel final : public sfac::ResidentModel {
                      r.out_biases,
                  SFAC_ERR_INTERNAL, "resident fold_in: empty or unvalidated request");
     if (!serve_) return false;
-    const sfac::FoldInBatch rows = sfac::fold_in_batch(snapshot_, r.count, r.offsets, r.items,
-                                                       r.ratings, threads_, nullptr);
+    sfac::Model model = snapshot_;  // with the solver the model has now (a serving setting)
+    model.fold_in_solver = r.model.fold_in_solver;
+    model.fold_in_cg_steps = r.model.fold_in_cg_steps;
+    const sfac::FoldInBatch rows = sfac::fold_in_batch(model, r.count, r.users, r.offsets,
+                                                       r.items, r.ratings, threads_, nullptr);
     std::copy(rows.factors.begin(), rows.factors.end(), r.out_factors);
     std::copy(rows.biases.begin(), rows.biases.end(), r.out_biases);
     ++counts_->served;

@@ -74,10 +74,11 @@ struct FoldInSetup {
 };
 
 // One user's row from `count` checked ratings: rank factors to `factors`, the bias to *bias
-// (0 without biases). Throws SFAC_ERR_INVALID_VALUE naming `which` for a non-finite solution.
-void solve_user(const Model& model, const FoldInSetup& setup, int64_t count, const int32_t* items,
-                const float* ratings, host::RowSolver& solver, float* factors, float* bias,
-                const char* which) {
+// (0 without biases). With the CG solver the steps start from the model's row `user` (>= 0),
+// else from zero. Throws SFAC_ERR_INVALID_VALUE naming `which` for a non-finite solution.
+void solve_user(const Model& model, const FoldInSetup& setup, int64_t user, int64_t count,
+                const int32_t* items, const float* ratings, host::RowSolver& solver,
+                float* factors, float* bias, const char* which) {
   const int64_t rank = model.rank, d = setup.d;
   *bias = 0.0f;
   // No data: the regularized optimum is zero (for implicit feedback too, where b = 0); the
@@ -119,7 +120,15 @@ void solve_user(const Model& model, const FoldInSetup& setup, int64_t count, con
   sys.reg = static_cast<float>(model.lambda_user * scale);
 
   std::vector<float> x(static_cast<size_t>(d), 0.0f);
-  solver.solve_cholesky(sys, x.data());
+  if (model.fold_in_solver == SFAC_SOLVER_CG) {
+    if (user >= 0) {
+      std::copy_n(model.user(user), rank, x.begin());
+      if (setup.biases) x[rank] = model.user_bias[user];
+    }
+    solver.solve_cg(sys, x.data(), model.fold_in_cg_steps);
+  } else {
+    solver.solve_cholesky(sys, x.data());
+  }
   const auto bad = std::find_if(x.begin(), x.end(), [](float v) { return !std::isfinite(v); });
   SFAC_REQUIRE(bad == x.end(), SFAC_ERR_INVALID_VALUE, "fold-in produced non-finite factors",
                which, " (ratings or factors too large for float)");
@@ -145,8 +154,8 @@ void raise_first(const std::vector<RowFailure>& failures) {
 
 }  // namespace
 
-FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const float* ratings,
-               int num_threads) {
+FoldIn fold_in(const Model& model, int64_t user, int64_t count, const int32_t* items,
+               const float* ratings, int num_threads) {
   require_array(items, "items", count, "count");
   require_array(ratings, "ratings", count, "count");
   require_ids(items, count, model.items, "items", "items");
@@ -159,7 +168,8 @@ FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const fl
   // A rank x rank solve: more BLAS threads would only add start-up cost.
   host::ScopedBlasThreads single(1);
   host::RowSolver solver(setup.d);
-  solve_user(model, setup, count, items, ratings, solver, out.factors.data(), &out.bias, "");
+  solve_user(model, setup, user, count, items, ratings, solver, out.factors.data(), &out.bias,
+             "");
   return out;
 }
 
@@ -241,15 +251,15 @@ void check_fold_in_batch(const Model& model, int64_t count, const int32_t* users
   }
 }
 
-FoldInBatch fold_in_batch(const Model& model, int64_t count, const int64_t* offsets,
-                          const int32_t* items, const float* ratings, int num_threads,
-                          Backend* backend) {
+FoldInBatch fold_in_batch(const Model& model, int64_t count, const int32_t* users,
+                          const int64_t* offsets, const int32_t* items, const float* ratings,
+                          int num_threads, Backend* backend) {
   FoldInBatch out;
   out.factors.assign(static_cast<size_t>(count * model.rank), 0.0f);
   out.biases.assign(static_cast<size_t>(count), 0.0f);
   if (count == 0 || model.rank == 0) return out;
   if (backend && offsets[count] > 0) {
-    const FoldInRequest request{model,       count,      offsets, items, ratings,
+    const FoldInRequest request{model, count, offsets, items, ratings, users,
                                 out.factors.data(), out.biases.data()};
     const std::shared_ptr<ResidentModel> resident = model.resident.get(*backend, model);
     if (resident && resident->fold_in(request)) {
@@ -277,9 +287,9 @@ FoldInBatch fold_in_batch(const Model& model, int64_t count, const int64_t* offs
       if (failure.status != SFAC_OK) continue;
       try {
         const std::string which = cat(" for row ", i);
-        solve_user(model, setup, offsets[i + 1] - offsets[i], items + offsets[i],
-                   ratings + offsets[i], solver, out.factors.data() + i * model.rank,
-                   out.biases.data() + i, which.c_str());
+        solve_user(model, setup, users ? users[i] : -1, offsets[i + 1] - offsets[i],
+                   items + offsets[i], ratings + offsets[i], solver,
+                   out.factors.data() + i * model.rank, out.biases.data() + i, which.c_str());
       } catch (const Error& e) {
         failure = {i, e.status(), e.what()};
       }

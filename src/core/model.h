@@ -29,6 +29,10 @@ struct Model {
   sfac_regularization regularization = SFAC_REG_PLAIN;
   double implicit_alpha = 0.0;
 
+  // How fold-in solves (sfac_model_set_fold_in_solver): a serving setting, not saved.
+  sfac_solver fold_in_solver = SFAC_SOLVER_CHOLESKY;
+  int32_t fold_in_cg_steps = 3;
+
   // The serving backend's copy of the factors and biases (a CUDA context's: on the device),
   // built on the first inference call. Whatever changes the factors or biases of a model that
   // serves calls (set_*_factors, fold-in) calls resident.reset(), or later calls would be served

@@ -86,20 +86,22 @@ RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
 // minus global mean and item bias, unknowns [x, b_u] when the model has biases. IALS: the
 // Hu-Koren-Volinsky system (Y^T Y + sum alpha r y y^T + reg I) x = sum (1 + alpha r) y, ratings
 // >= 0. reg = lambda_user, times the number of ratings under SFAC_REG_WEIGHTED. Duplicate items
-// are SFAC_ERR_DUPLICATE_ENTRY; no ratings give zero factors (the regularized optimum).
+// are SFAC_ERR_DUPLICATE_ENTRY; no ratings give zero factors (the regularized optimum). The
+// model's fold-in solver decides how (Cholesky, or CG steps from the row of `user` when it is
+// >= 0, else from zero).
 struct FoldIn {
   std::vector<float> factors;  // rank entries
   float bias = 0.0f;           // 0 when the model has no biases
 };
-FoldIn fold_in(const Model& model, int64_t count, const int32_t* items, const float* ratings,
-               int num_threads);
+FoldIn fold_in(const Model& model, int64_t user, int64_t count, const int32_t* items,
+               const float* ratings, int num_threads);
 // Stores a fold-in result as the model's row for `user` (in range), and drops the backend's
 // copy of the model.
 void set_user_row(Model& model, int64_t user, const FoldIn& row);
 
 // Fold-in of `count` users in one call (sfac_model_recalculate_users): user i's ratings are
 // entries [offsets[i], offsets[i + 1]) of items and ratings; row i of the result is what
-// fold_in gives for them. check_fold_in_batch validates everything first (offsets from 0 and
+// fold_in gives for them (user users[i], or -1 where users is null). check_fold_in_batch validates everything first (offsets from 0 and
 // non-decreasing, items in range and distinct within a user, ratings as fold_in takes them,
 // users (may be null) in [-1, users) and distinct where >= 0; of several bad rows, the first
 // is reported). fold_in_batch then solves them
@@ -112,9 +114,9 @@ struct FoldInBatch {
 void check_fold_in_batch(const Model& model, int64_t count, const int32_t* users,
                          const int64_t* offsets, const int32_t* items, const float* ratings,
                          int num_threads);
-FoldInBatch fold_in_batch(const Model& model, int64_t count, const int64_t* offsets,
-                          const int32_t* items, const float* ratings, int num_threads,
-                          Backend* backend);
+FoldInBatch fold_in_batch(const Model& model, int64_t count, const int32_t* users,
+                          const int64_t* offsets, const int32_t* items, const float* ratings,
+                          int num_threads, Backend* backend);
 // Stores row i of a batch as the model's row for users[i] where users[i] >= 0 (checked), and
 // drops the backend's copy of the model if any row changed; users null stores nothing.
 void set_user_rows(Model& model, int64_t count, const int32_t* users, const FoldInBatch& rows);

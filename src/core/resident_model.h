@@ -51,6 +51,9 @@ struct FoldInRequest {
   const int64_t* offsets;  // count + 1
   const int32_t* items;
   const float* ratings;
+  // With the CG solver (model.fold_in_solver), row i starts from the model's row users[i] where
+  // that is >= 0, else from zero; null: every row from zero.
+  const int32_t* users;
   float* out_factors;  // count x rank, host memory
   float* out_biases;   // count entries, host memory: each row's bias, 0 without biases
 };

@@ -467,6 +467,19 @@ class MatrixFactorization:
             return factors, float(bias[0])
         return factors
 
+    def set_fold_in_solver(self, use_cg, cg_steps=3):
+        """How recalculate_user(s) solve: exactly by Cholesky (use_cg=False, the default), or
+        by `cg_steps` conjugate-gradient steps from the user's current row when it is replaced
+        (from zero for a new user). A setting of this model object, not saved with it."""
+        solver = _core.SFAC_SOLVER_CG if use_cg else _core.SFAC_SOLVER_CHOLESKY
+        call(_core.sfac_model_set_fold_in_solver, self._mh, solver, int(cg_steps))
+
+    @property
+    def fold_in_solver(self):
+        """(use_cg, cg_steps): how recalculate_user(s) solve (see set_fold_in_solver)."""
+        solver, steps = call(_core.sfac_model_get_fold_in_solver, self._mh)
+        return solver == _core.SFAC_SOLVER_CG, steps
+
     def recalculate_users(self, user_items, userids=None):
         """Fold-in of many users in one call (on the GPU for a model of a CUDA context): row i
         of `user_items` (a users x items SparseMatrix or scipy sparse matrix, any context) holds

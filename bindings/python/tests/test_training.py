@@ -300,6 +300,26 @@ def test_fold_in_of_many_users_matches_one_by_one(explicit_data):
         model.recalculate_users([[1.0]])
 
 
+def test_fold_in_by_cg(explicit_data):
+    train, _, _, _ = explicit_data
+    model = fit_als(train, iterations=5)
+    assert model.fold_in_solver == (False, 3)
+    csr = train.to_scipy().tocsr()[:30]
+    exact = model.recalculate_users(csr)
+    model.set_fold_in_solver(use_cg=True, cg_steps=50)
+    assert model.fold_in_solver == (True, 50)
+    # enough steps from zero reach the exact solution
+    np.testing.assert_allclose(model.recalculate_users(csr), exact, rtol=2e-3, atol=2e-3)
+    # one step from the users' own rows is not one step from zero
+    model.set_fold_in_solver(use_cg=True, cg_steps=1)
+    from_zero = model.recalculate_user(None, csr[4])
+    from_row = model.recalculate_user(4, csr[4], replace=True)
+    assert np.abs(from_zero - from_row).max() > 1e-3
+    with pytest.raises(ValueError):
+        model.set_fold_in_solver(use_cg=True, cg_steps=0)
+    assert model.fold_in_solver == (True, 1)
+
+
 def test_implicit_als_ranks_well_above_random():
     ratings, users, items = sf.synthesize_ratings(2000, 1000, 100000, rank=8, noise=1.0,
                                                   implicit=True, seed=7)
