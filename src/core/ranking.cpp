@@ -1,14 +1,18 @@
 // Scoring operations of a model: predict, top-n recommendation, similar items, ranking metrics.
+#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <vector>
 
 #include "core/error.h"
 #include "core/model_ops.h"
 #include "core/resident_model.h"
+#include "host/blas_threads.h"
 
 namespace sfac {
 namespace {
@@ -106,6 +110,118 @@ void score_candidates(const Model& m, int64_t u, const std::vector<int32_t>* all
   }
 }
 
+// Top-n of many users over every item, with the item scores of a block of users from one sgemm a
+// chunk of items instead of a dot product each. The sgemm sums in another order than dot(), so
+// its scores only choose candidates: a user keeps the items whose sgemm score is within twice
+// the bound of that difference (`margin`) of its running n-th best, and only those are scored
+// again by score(), which orders the list: lists and scores are those of the item-by-item walk
+// (and of predict). Let e be the n-th best exact score: the n items at or above it have sgemm
+// scores >= e - margin, so the n-th best sgemm score T >= e - margin; and T <= e + margin (else n
+// items would score above e exactly), so every item of the list scores >= T - 2 margin.
+constexpr int64_t kUserBlock = 64;    // users a sgemm
+constexpr int64_t kItemChunk = 1024;  // items a sgemm (a user block's scores: 256 KB)
+
+class BlockedTopN {
+ public:
+  BlockedTopN(const Model& m, int n) : m_(m), n_(n) {
+    for (int64_t i = 0; i < m.items; ++i) {
+      const float* y = m.item(i);
+      double norm = 0.0;
+      for (int64_t t = 0; t < m.rank; ++t) norm += double(y[t]) * y[t];
+      item_norm_ = std::max(item_norm_, std::sqrt(norm));
+      if (m.has_biases) item_bias_ = std::max(item_bias_, double(std::abs(m.item_bias[i])));
+    }
+  }
+
+  // Users users[0 .. count) (at most kUserBlock) into their rows of out_items / out_scores.
+  // Scratch: `rows` kUserBlock x rank, `scores` kUserBlock x kItemChunk floats, `lists` and
+  // `candidates` kUserBlock entries each (reused across calls).
+  void run(const int32_t* users, int64_t count, const HostPattern& skip, int32_t* out_items,
+           float* out_scores, std::vector<float>& rows, std::vector<float>& scores,
+           std::vector<std::vector<float>>& lists, std::vector<std::vector<Candidate>>& candidates) {
+    const int64_t rank = m_.rank;
+    float margin[kUserBlock], offset[kUserBlock], threshold[kUserBlock];
+    const int32_t* cursor[kUserBlock];
+    bool walk[kUserBlock];  // margins past float's comfort: the item-by-item walk instead
+    for (int64_t j = 0; j < count; ++j) {
+      const int64_t u = users[j];
+      std::copy_n(m_.user(u), rank, rows.begin() + j * rank);
+      double norm = 0.0;
+      for (int64_t t = 0; t < rank; ++t) norm += double(m_.user(u)[t]) * m_.user(u)[t];
+      const double dots = std::sqrt(norm) * item_norm_;  // bounds |dot| (Cauchy-Schwarz)
+      offset[j] = user_offset(m_, u);
+      const double biases = std::abs(double(offset[j])) + item_bias_;
+      // Both sums of rank products err by at most rank u |x| |y| (u = 2^-24); the bias additions
+      // round once more each, relative to the score's magnitude.
+      margin[j] = static_cast<float>(2.0 * (double(rank) + 2.0) * 0x1p-24 * dots +
+                                     (dots + biases) * 0x1p-22);
+      walk[j] = !(dots < 1e30 && biases < 1e30);
+      threshold[j] = walk[j] ? std::numeric_limits<float>::infinity()
+                             : -std::numeric_limits<float>::infinity();
+      cursor[j] = skip.begin(u);
+      lists[j].clear();
+      candidates[j].clear();
+    }
+    for (int64_t c0 = 0; c0 < m_.items; c0 += kItemChunk) {
+      const int64_t chunk = std::min(kItemChunk, m_.items - c0);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(count),
+                  static_cast<int>(chunk), static_cast<int>(rank), 1.0f, rows.data(),
+                  static_cast<int>(rank), m_.item(c0), static_cast<int>(rank), 0.0f,
+                  scores.data(), static_cast<int>(kItemChunk));
+      for (int64_t j = 0; j < count; ++j) {
+        const float* s = scores.data() + j * kItemChunk;
+        const int32_t* end = skip.end(users[j]);
+        std::vector<float>& list = lists[j];  // a min-heap of the best n sgemm scores
+        for (int64_t i = 0; i < chunk; ++i) {
+          const int32_t item = static_cast<int32_t>(c0 + i);
+          const float v = m_.has_biases ? s[i] + (offset[j] + m_.item_bias[item]) : s[i];
+          if (!(v >= threshold[j])) continue;
+          while (cursor[j] != end && *cursor[j] < item) ++cursor[j];
+          if (cursor[j] != end && *cursor[j] == item) continue;
+          candidates[j].push_back({v, item});
+          if (static_cast<int>(list.size()) < n_) {
+            list.push_back(v);
+            std::push_heap(list.begin(), list.end(), std::greater<float>());
+          } else if (v > list.front()) {
+            std::pop_heap(list.begin(), list.end(), std::greater<float>());
+            list.back() = v;
+            std::push_heap(list.begin(), list.end(), std::greater<float>());
+          }
+          if (static_cast<int>(list.size()) == n_) threshold[j] = list.front() - 2.0f * margin[j];
+        }
+      }
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      // The survivors of the final threshold, scored exactly; then the list as the walk makes it.
+      std::vector<Candidate>& c = candidates[j];
+      if (walk[j]) {
+        score_candidates(m_, users[j], nullptr, skip.begin(users[j]), skip.end(users[j]), c);
+        write_top(c, n_, out_items + j * n_, out_scores + j * n_);
+        continue;
+      }
+      size_t kept = 0;
+      for (const Candidate& e : c) {
+        if (e.score >= threshold[j]) {
+          c[kept].item = e.item;
+          const float exact = score(m_, users[j], e.item, offset[j]);
+          c[kept++].score = std::isnan(exact) ? -std::numeric_limits<float>::infinity() : exact;
+        }
+      }
+      c.resize(kept);
+      write_top(c, n_, out_items + j * n_, out_scores + j * n_);
+    }
+  }
+
+  // Whether the item side leaves finite margins (factors or biases near float's range are left
+  // to the item-by-item walk).
+  bool applies() const { return m_.rank > 0 && item_norm_ < 1e30 && item_bias_ < 1e30; }
+
+ private:
+  const Model& m_;
+  int n_;
+  double item_norm_ = 0.0, item_bias_ = 0.0;
+};
+
 // One candidate buffer per thread, allocated before the parallel region so that nothing in it
 // can throw.
 std::vector<std::vector<Candidate>> thread_buffers(int num_threads, int64_t capacity) {
@@ -168,6 +284,49 @@ void recommend(const Model& model, int64_t count, const int32_t* users, int n,
     if (resident && resident->recommend(request)) return;
   }
   const HostPattern skip = exclude ? HostPattern(*exclude) : HostPattern();
+  BlockedTopN blocked(model, n);
+  if (!allow && blocked.applies()) {
+    const int64_t blocks = (count + kUserBlock - 1) / kUserBlock;
+    const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), blocks));
+    // Scratch per thread, allocated before the parallel region; a user's candidates may still
+    // grow (ties), so a block's exception is kept and raised after the region.
+    struct Scratch {
+      std::vector<float> rows, scores;
+      std::vector<std::vector<float>> lists;
+      std::vector<std::vector<Candidate>> candidates;
+      std::exception_ptr failure;
+    };
+    std::vector<Scratch> scratch(static_cast<size_t>(threads));
+    for (Scratch& s : scratch) {
+      s.rows.resize(static_cast<size_t>(kUserBlock * model.rank));
+      s.scores.resize(static_cast<size_t>(kUserBlock * kItemChunk));
+      s.lists.resize(kUserBlock);
+      s.candidates.resize(kUserBlock);
+      for (auto& l : s.lists) l.reserve(static_cast<size_t>(n));
+      for (auto& c : s.candidates) c.reserve(static_cast<size_t>(std::min<int64_t>(model.items, 4 * n + 64)));
+    }
+    // Each sgemm is one block's: BLAS threads would compete with the users' threads.
+    host::ScopedBlasThreads single(1);
+#pragma omp parallel num_threads(threads)
+    {
+      Scratch& s = scratch[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t b = 0; b < blocks; ++b) {
+        if (s.failure) continue;
+        const int64_t r0 = b * kUserBlock;
+        try {
+          blocked.run(users + r0, std::min(kUserBlock, count - r0), skip, out_items + r0 * n,
+                      out_scores + r0 * n, s.rows, s.scores, s.lists, s.candidates);
+        } catch (...) {
+          s.failure = std::current_exception();
+        }
+      }
+    }
+    for (const Scratch& s : scratch) {
+      if (s.failure) std::rethrow_exception(s.failure);
+    }
+    return;
+  }
   const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), count));
   auto buffers =
       thread_buffers(threads, allow ? static_cast<int64_t>(allowed.size()) : model.items);

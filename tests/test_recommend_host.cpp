@@ -1,0 +1,113 @@
+// The host's top-n for many users (sgemm scores choose the candidates, the item-by-item score
+// orders them) against a brute-force walk through sfac_model_predict: the same lists and
+// bit-identical scores, with exact ties and near-ties (items one unit in the last place apart),
+// exclusions, users past one block and items past one chunk.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "model_queries.h"
+#include "sfac_test.h"
+
+using namespace sfac_test;
+
+namespace {
+
+struct Case {
+  bool biases;
+  int64_t rank;
+};
+
+// Rows of the exclusion matrix (sorted columns).
+std::vector<std::vector<int32_t>> rows_of(const sfac_sparse* m, int64_t users) {
+  int64_t rows = 0, cols = 0, nnz = 0;
+  EXPECT_EQ(sfac_sparse_get_shape(m, &rows, &cols, &nnz), SFAC_OK);
+  std::vector<int64_t> offsets(static_cast<size_t>(users) + 1);
+  std::vector<int32_t> indices(static_cast<size_t>(nnz));
+  EXPECT_EQ(sfac_sparse_download_csr(m, offsets.data(), users + 1, indices.data(), nullptr, nnz),
+            SFAC_OK);
+  std::vector<std::vector<int32_t>> out(static_cast<size_t>(users));
+  for (int64_t u = 0; u < users; ++u) {
+    out[u].assign(indices.begin() + offsets[u], indices.begin() + offsets[u + 1]);
+  }
+  return out;
+}
+
+// Every item not excluded, scored by predict, best first (higher score, then lower id; NaN
+// never occurs here), padded with -1 / -infinity.
+TopN brute_force(const sfac_model* m, const std::vector<int32_t>& users, int n, int64_t items,
+                 const std::vector<std::vector<int32_t>>* excluded) {
+  TopN out;
+  for (int32_t u : users) {
+    std::vector<int32_t> ids;
+    for (int32_t i = 0; i < items; ++i) {
+      if (excluded && std::binary_search((*excluded)[u].begin(), (*excluded)[u].end(), i)) continue;
+      ids.push_back(i);
+    }
+    std::vector<int32_t> us(ids.size(), u);
+    std::vector<float> scores(ids.size());
+    EXPECT_EQ(sfac_model_predict(m, static_cast<int64_t>(ids.size()), us.data(), ids.data(),
+                                 scores.data()),
+              SFAC_OK);
+    std::vector<size_t> order(ids.size());
+    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return scores[a] > scores[b] || (scores[a] == scores[b] && ids[a] < ids[b]);
+    });
+    for (int j = 0; j < n; ++j) {
+      const bool has = j < static_cast<int>(order.size());
+      out.items.push_back(has ? ids[order[j]] : -1);
+      out.scores.push_back(has ? scores[order[j]] : -INFINITY);
+    }
+  }
+  return out;
+}
+
+class HostRecommend : public ::testing::TestWithParam<Case> {};
+
+}  // namespace
+
+TEST_P(HostRecommend, ListsAndScoresAreTheItemByItemWalks) {
+  const Case c = GetParam();
+  const int64_t users = 150, items = 2500;  // 3 blocks of users, 3 chunks of items
+  std::mt19937_64 rng(test_seed());
+  Context ctx = make_cpu_context(2, 5);
+  Sparse ratings = synthetic_ratings(ctx.get(), SFAC_FEEDBACK_EXPLICIT, users, items, users * 40);
+  Model model = trained_model(ctx.get(), ratings.get(), SFAC_ALGO_ALS, c.biases, 1, c.rank);
+  // Random factors; items come in groups of four: a row, an exact copy (tied scores) and two
+  // copies with one entry one unit in the last place up or down (scores a rounding apart, which
+  // the sgemm may order otherwise than the item-by-item dot products).
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(users * c.rank)), y(static_cast<size_t>(items * c.rank));
+  for (float& v : x) v = normal(rng);
+  for (int64_t i = 0; i < items; i += 4) {
+    for (int64_t t = 0; t < c.rank; ++t) y[i * c.rank + t] = normal(rng);
+    for (int64_t copy = 1; copy < 4 && i + copy < items; ++copy) {
+      std::copy_n(y.begin() + i * c.rank, c.rank, y.begin() + (i + copy) * c.rank);
+    }
+    const int64_t t = static_cast<int64_t>(rng() % static_cast<uint64_t>(c.rank));
+    if (i + 2 < items) y[(i + 2) * c.rank + t] = std::nextafter(y[i * c.rank + t], INFINITY);
+    if (i + 3 < items) y[(i + 3) * c.rank + t] = std::nextafter(y[i * c.rank + t], -INFINITY);
+  }
+  SFAC_ASSERT_OK(sfac_model_set_user_factors(model.get(), x.data()));
+  SFAC_ASSERT_OK(sfac_model_set_item_factors(model.get(), y.data()));
+  const auto excluded = rows_of(ratings.get(), users);
+  std::vector<int32_t> asked(static_cast<size_t>(users));
+  for (int64_t u = 0; u < users; ++u) asked[u] = static_cast<int32_t>((u * 7) % users);
+  for (int n : {1, 10, 100, 2600}) {
+    SCOPED_TRACE(testing::Message() << "n " << n);
+    const TopN want = brute_force(model.get(), asked, n, items, &excluded);
+    EXPECT_TRUE(recommend(model.get(), asked, n, ratings.get()) == want);
+    EXPECT_TRUE(recommend(model.get(), asked, n) == brute_force(model.get(), asked, n, items, nullptr));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, HostRecommend,
+                         ::testing::Values(Case{false, 100}, Case{true, 100}, Case{true, 7},
+                                           Case{false, 1}, Case{false, 130}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return std::string(info.param.biases ? "Biases" : "NoBiases") +
+                                  "Rank" + std::to_string(info.param.rank);
+                         });
