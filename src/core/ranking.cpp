@@ -7,6 +7,7 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "core/error.h"
@@ -236,6 +237,70 @@ void require_top_n(int n, int64_t count) {
                "count * n = ", count, " * ", n, " overflows");
 }
 
+// The host's top-n lists of users[0 .. count) into their rows of out_items / out_scores; allow:
+// the allowed items, sorted and distinct, or null for every item.
+void host_top_n(const Model& model, int64_t count, const int32_t* users, int n,
+                const HostPattern& skip, const std::vector<int32_t>* allow, int32_t* out_items,
+                float* out_scores, int num_threads) {
+  BlockedTopN blocked(model, n);
+  if (!allow && blocked.applies()) {
+    const int64_t blocks = (count + kUserBlock - 1) / kUserBlock;
+    const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), blocks));
+    // Scratch per thread, allocated before the parallel region; a user's candidates may still
+    // grow (ties), so a block's exception is kept and raised after the region.
+    struct Scratch {
+      std::vector<float> rows, scores;
+      std::vector<std::vector<float>> lists;
+      std::vector<std::vector<Candidate>> candidates;
+      std::exception_ptr failure;
+    };
+    std::vector<Scratch> scratch(static_cast<size_t>(threads));
+    for (Scratch& s : scratch) {
+      s.rows.resize(static_cast<size_t>(kUserBlock * model.rank));
+      s.scores.resize(static_cast<size_t>(kUserBlock * kItemChunk));
+      s.lists.resize(kUserBlock);
+      s.candidates.resize(kUserBlock);
+      for (auto& l : s.lists) l.reserve(static_cast<size_t>(n));
+      for (auto& c : s.candidates) c.reserve(static_cast<size_t>(std::min<int64_t>(model.items, 4 * n + 64)));
+    }
+    // Each sgemm is one block's: BLAS threads would compete with the users' threads.
+    host::ScopedBlasThreads single(1);
+#pragma omp parallel num_threads(threads)
+    {
+      Scratch& s = scratch[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t b = 0; b < blocks; ++b) {
+        if (s.failure) continue;
+        const int64_t r0 = b * kUserBlock;
+        try {
+          blocked.run(users + r0, std::min(kUserBlock, count - r0), skip, out_items + r0 * n,
+                      out_scores + r0 * n, s.rows, s.scores, s.lists, s.candidates);
+        } catch (...) {
+          s.failure = std::current_exception();
+        }
+      }
+    }
+    for (const Scratch& s : scratch) {
+      if (s.failure) std::rethrow_exception(s.failure);
+    }
+    return;
+  }
+  const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), count));
+  auto buffers =
+      thread_buffers(threads, allow ? static_cast<int64_t>(allow->size()) : model.items);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<Candidate>& buffer = buffers[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t r = 0; r < count; ++r) {
+      const int64_t u = users[r];
+      score_candidates(model, u, allow, skip.begin(u), skip.end(u), buffer);
+      write_top(buffer, n, out_items + r * n, out_scores + r * n);
+    }
+  }
+}
+
+
 }  // namespace
 
 void predict(const Model& model, int64_t count, const int32_t* users, const int32_t* items,
@@ -284,62 +349,7 @@ void recommend(const Model& model, int64_t count, const int32_t* users, int n,
     if (resident && resident->recommend(request)) return;
   }
   const HostPattern skip = exclude ? HostPattern(*exclude) : HostPattern();
-  BlockedTopN blocked(model, n);
-  if (!allow && blocked.applies()) {
-    const int64_t blocks = (count + kUserBlock - 1) / kUserBlock;
-    const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), blocks));
-    // Scratch per thread, allocated before the parallel region; a user's candidates may still
-    // grow (ties), so a block's exception is kept and raised after the region.
-    struct Scratch {
-      std::vector<float> rows, scores;
-      std::vector<std::vector<float>> lists;
-      std::vector<std::vector<Candidate>> candidates;
-      std::exception_ptr failure;
-    };
-    std::vector<Scratch> scratch(static_cast<size_t>(threads));
-    for (Scratch& s : scratch) {
-      s.rows.resize(static_cast<size_t>(kUserBlock * model.rank));
-      s.scores.resize(static_cast<size_t>(kUserBlock * kItemChunk));
-      s.lists.resize(kUserBlock);
-      s.candidates.resize(kUserBlock);
-      for (auto& l : s.lists) l.reserve(static_cast<size_t>(n));
-      for (auto& c : s.candidates) c.reserve(static_cast<size_t>(std::min<int64_t>(model.items, 4 * n + 64)));
-    }
-    // Each sgemm is one block's: BLAS threads would compete with the users' threads.
-    host::ScopedBlasThreads single(1);
-#pragma omp parallel num_threads(threads)
-    {
-      Scratch& s = scratch[static_cast<size_t>(omp_get_thread_num())];
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t b = 0; b < blocks; ++b) {
-        if (s.failure) continue;
-        const int64_t r0 = b * kUserBlock;
-        try {
-          blocked.run(users + r0, std::min(kUserBlock, count - r0), skip, out_items + r0 * n,
-                      out_scores + r0 * n, s.rows, s.scores, s.lists, s.candidates);
-        } catch (...) {
-          s.failure = std::current_exception();
-        }
-      }
-    }
-    for (const Scratch& s : scratch) {
-      if (s.failure) std::rethrow_exception(s.failure);
-    }
-    return;
-  }
-  const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), count));
-  auto buffers =
-      thread_buffers(threads, allow ? static_cast<int64_t>(allowed.size()) : model.items);
-#pragma omp parallel num_threads(threads)
-  {
-    std::vector<Candidate>& buffer = buffers[static_cast<size_t>(omp_get_thread_num())];
-#pragma omp for schedule(dynamic, 16)
-    for (int64_t r = 0; r < count; ++r) {
-      const int64_t u = users[r];
-      score_candidates(model, u, allow, skip.begin(u), skip.end(u), buffer);
-      write_top(buffer, n, out_items + r * n, out_scores + r * n);
-    }
-  }
+  host_top_n(model, count, users, n, skip, allow, out_items, out_scores, num_threads);
 }
 
 void similar(const Model& model, sfac_axis side, sfac_similarity similarity, int64_t count,
@@ -439,67 +449,43 @@ RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
     out.map = precision_sum / static_cast<double>(best);
   };
 
-  // Where the model's backend serves top-n lists (a device), the lists of the test users come
-  // from there, a bounded number of users at a time.
-  bool served = false;
-  if (backend) {
-    std::vector<int32_t> users;
-    for (int64_t u = 0; u < model.users; ++u) {
-      if (truth.count(u) > 0) users.push_back(static_cast<int32_t>(u));
-    }
-    const std::shared_ptr<ResidentModel> resident =
-        users.empty() ? nullptr : model.resident.get(*backend, model);
-    if (resident) {
-      constexpr int64_t kUsersPerCall = int64_t{1} << 16;
-      const auto total = static_cast<int64_t>(users.size());
-      const int64_t chunk = std::min(total, kUsersPerCall);
-      std::vector<int32_t> items(static_cast<size_t>(chunk * top_k));
-      std::vector<float> scores(items.size());
-      served = true;
-      for (int64_t u0 = 0; u0 < total && served; u0 += chunk) {
-        const int64_t m = std::min(chunk, total - u0);
-        const RecommendRequest request{m,       users.data() + u0, top_k,        exclude,
-                                       nullptr, 0,                 items.data(), scores.data()};
-        served = resident->recommend(request);
-        if (!served) break;
-#pragma omp parallel for num_threads(num_threads) schedule(static)
-        for (int64_t r = 0; r < m; ++r) measure(users[u0 + r], items.data() + r * top_k);
-      }
-    }
+  // The test users' top-k lists, a bounded number of users at a time: from the model's backend
+  // where it serves them (a device), else from the host.
+  std::vector<int32_t> users;
+  for (int64_t u = 0; u < model.users; ++u) {
+    if (truth.count(u) > 0) users.push_back(static_cast<int32_t>(u));
   }
-  if (!served) {
-    const HostPattern skip = exclude ? HostPattern(*exclude) : HostPattern();
-    const int threads = std::max(num_threads, 1);
-    auto buffers = thread_buffers(threads, model.items);
-    std::vector<int32_t> top_items(static_cast<size_t>(threads) * top_k);
-    std::vector<float> top_scores(static_cast<size_t>(threads) * top_k);
-#pragma omp parallel num_threads(threads)
-    {
-      const auto t = static_cast<size_t>(omp_get_thread_num());
-      std::vector<Candidate>& buffer = buffers[t];
-      int32_t* top = top_items.data() + t * top_k;
-      float* scores = top_scores.data() + t * top_k;
-#pragma omp for schedule(dynamic, 64)
-      for (int64_t u = 0; u < model.users; ++u) {
-        if (truth.count(u) == 0) continue;
-        score_candidates(model, u, nullptr, skip.begin(u), skip.end(u), buffer);
-        write_top(buffer, top_k, top, scores);
-        measure(u, top);
-      }
+  std::shared_ptr<ResidentModel> resident =
+      backend && !users.empty() ? model.resident.get(*backend, model) : nullptr;
+  std::unique_ptr<HostPattern> skip;  // made once the host is needed
+  constexpr int64_t kUsersPerCall = int64_t{1} << 16;
+  const auto total = static_cast<int64_t>(users.size());
+  const int64_t chunk = std::min(total, kUsersPerCall);
+  std::vector<int32_t> items(static_cast<size_t>(chunk * top_k));
+  std::vector<float> scores(items.size());
+  for (int64_t u0 = 0; u0 < total; u0 += chunk) {
+    const int64_t m = std::min(chunk, total - u0);
+    const RecommendRequest request{m,       users.data() + u0, top_k,        exclude,
+                                   nullptr, 0,                 items.data(), scores.data()};
+    if (resident && !resident->recommend(request)) resident.reset();  // the host from here on
+    if (!resident) {
+      if (!skip) skip = std::make_unique<HostPattern>(exclude ? HostPattern(*exclude) : HostPattern());
+      host_top_n(model, m, users.data() + u0, top_k, *skip, nullptr, items.data(),
+                 scores.data(), num_threads);
     }
+#pragma omp parallel for num_threads(num_threads) schedule(static)
+    for (int64_t r = 0; r < m; ++r) measure(users[u0 + r], items.data() + r * top_k);
   }
   RankingMetrics sum;
-  int64_t users = 0;
   for (int64_t u = 0; u < model.users; ++u) {
     if (truth.count(u) == 0) continue;
-    ++users;
     sum.precision += per_user[u].precision;
     sum.recall += per_user[u].recall;
     sum.ndcg += per_user[u].ndcg;
     sum.map += per_user[u].map;
   }
-  if (users == 0) return {};
-  const auto n = static_cast<double>(users);
+  if (users.empty()) return {};
+  const auto n = static_cast<double>(users.size());
   return {sum.precision / n, sum.recall / n, sum.ndcg / n, sum.map / n};
 }
 
