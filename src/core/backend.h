@@ -37,6 +37,15 @@ class SparseMatrix {
   // True when the patterns are identical (shared, or equal offsets and indices).
   virtual bool same_pattern(const SparseMatrix& other) const = 0;
 
+  // The pattern's CSR arrays where the matrix keeps them in host memory (offsets: rows() + 1,
+  // sorted column indices: nnz()), valid while the matrix lives; else false. Callers that read
+  // a few rows then need no download of all of them.
+  virtual bool host_pattern(const int64_t** offsets, const int32_t** col_indices) const {
+    (void)offsets;
+    (void)col_indices;
+    return false;
+  }
+
   // Host downloads; any pointer may be null.
   virtual void download_csr(int64_t* offsets, int32_t* col_indices, float* values) const = 0;
   virtual void download_csc(int64_t* offsets, int32_t* row_indices, float* values) const = 0;

@@ -67,24 +67,34 @@ void write_top(std::vector<Candidate>& c, int n, int32_t* items, float* scores) 
   std::fill(scores + m, scores + n, -std::numeric_limits<float>::infinity());
 }
 
-// The pattern of an exclude or test matrix, downloaded once per call. Columns of each row are
-// sorted (canonical CSR), which the candidate loops below rely on.
+// The pattern of an exclude or test matrix: the matrix's own arrays where it keeps them on the
+// host, else downloaded once per call. Columns of each row are sorted (canonical CSR), which the
+// candidate loops below rely on.
 class HostPattern {
  public:
-  HostPattern() = default;
-  explicit HostPattern(const SparseMatrix& m)
-      : offsets_(static_cast<size_t>(m.rows()) + 1), cols_(static_cast<size_t>(m.nnz())) {
-    m.download_csr(offsets_.data(), cols_.data(), nullptr);
+  // m null: a matrix of empty rows.
+  explicit HostPattern(const SparseMatrix* m) {
+    if (m != nullptr && !m->host_pattern(&offsets_, &cols_)) {
+      own_offsets_.resize(static_cast<size_t>(m->rows()) + 1);
+      own_cols_.resize(static_cast<size_t>(m->nnz()));
+      m->download_csr(own_offsets_.data(), own_cols_.data(), nullptr);
+      offsets_ = own_offsets_.data();
+      cols_ = own_cols_.data();
+    }
   }
-  bool empty() const { return offsets_.empty(); }
+  HostPattern(const HostPattern&) = delete;
+  HostPattern& operator=(const HostPattern&) = delete;
+  bool empty() const { return offsets_ == nullptr; }
   // Row r's columns; an absent matrix has empty rows.
-  const int32_t* begin(int64_t r) const { return empty() ? nullptr : cols_.data() + offsets_[r]; }
-  const int32_t* end(int64_t r) const { return empty() ? nullptr : cols_.data() + offsets_[r + 1]; }
+  const int32_t* begin(int64_t r) const { return empty() ? nullptr : cols_ + offsets_[r]; }
+  const int32_t* end(int64_t r) const { return empty() ? nullptr : cols_ + offsets_[r + 1]; }
   int64_t count(int64_t r) const { return empty() ? 0 : offsets_[r + 1] - offsets_[r]; }
 
  private:
-  std::vector<int64_t> offsets_;
-  std::vector<int32_t> cols_;
+  const int64_t* offsets_ = nullptr;
+  const int32_t* cols_ = nullptr;
+  std::vector<int64_t> own_offsets_;
+  std::vector<int32_t> own_cols_;
 };
 
 void require_model_shape(const SparseMatrix& s, const Model& m, const char* name) {
@@ -348,7 +358,7 @@ void recommend(const Model& model, int64_t count, const int32_t* users, int n,
     const std::shared_ptr<ResidentModel> resident = model.resident.get(*backend, model);
     if (resident && resident->recommend(request)) return;
   }
-  const HostPattern skip = exclude ? HostPattern(*exclude) : HostPattern();
+  const HostPattern skip(exclude);
   host_top_n(model, count, users, n, skip, allow, out_items, out_scores, num_threads);
 }
 
@@ -413,7 +423,7 @@ RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
   if (exclude) require_model_shape(*exclude, model, "exclude");
   require_model_shape(test, model, "test");
 
-  const HostPattern truth(test);
+  const HostPattern truth(&test);
   // Lists never hold more than all items; k itself stays the precision denominator.
   const int top_k = static_cast<int>(std::min<int64_t>(k, model.items));
   if (top_k == 0) return {};  // no items, hence no test nonzeros
@@ -469,7 +479,7 @@ RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
                                    nullptr, 0,                 items.data(), scores.data()};
     if (resident && !resident->recommend(request)) resident.reset();  // the host from here on
     if (!resident) {
-      if (!skip) skip = std::make_unique<HostPattern>(exclude ? HostPattern(*exclude) : HostPattern());
+      if (!skip) skip = std::make_unique<HostPattern>(exclude);
       host_top_n(model, m, users.data() + u0, top_k, *skip, nullptr, items.data(),
                  scores.data(), num_threads);
     }

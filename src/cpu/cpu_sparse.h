@@ -49,6 +49,11 @@ class CpuSparseMatrix final : public SparseMatrix {
 
   const void* pattern_id() const override { return pattern_.get(); }
   bool same_pattern(const SparseMatrix& other) const override;
+  bool host_pattern(const int64_t** offsets, const int32_t** col_indices) const override {
+    *offsets = pattern_->offsets().data();
+    *col_indices = pattern_->indices().data();
+    return true;
+  }
   void download_csr(int64_t* offsets, int32_t* col_indices, float* values) const override;
   void download_csc(int64_t* offsets, int32_t* row_indices, float* values) const override;
   void download_coo(int32_t* row_indices, int32_t* col_indices, float* values) const override;
