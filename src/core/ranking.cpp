@@ -134,7 +134,9 @@ constexpr int64_t kItemChunk = 1024;  // items a sgemm (a user block's scores: 2
 
 class BlockedTopN {
  public:
-  BlockedTopN(const Model& m, int n) : m_(m), n_(n) {
+  // A user's running list never holds more than every item.
+  BlockedTopN(const Model& m, int n)
+      : m_(m), n_(n), kept_(static_cast<int>(std::min<int64_t>(n, m.items))) {
     for (int64_t i = 0; i < m.items; ++i) {
       const float* y = m.item(i);
       double norm = 0.0;
@@ -190,7 +192,7 @@ class BlockedTopN {
           while (cursor[j] != end && *cursor[j] < item) ++cursor[j];
           if (cursor[j] != end && *cursor[j] == item) continue;
           candidates[j].push_back({v, item});
-          if (static_cast<int>(list.size()) < n_) {
+          if (static_cast<int>(list.size()) < kept_) {
             list.push_back(v);
             std::push_heap(list.begin(), list.end(), std::greater<float>());
           } else if (v > list.front()) {
@@ -198,7 +200,9 @@ class BlockedTopN {
             list.back() = v;
             std::push_heap(list.begin(), list.end(), std::greater<float>());
           }
-          if (static_cast<int>(list.size()) == n_) threshold[j] = list.front() - 2.0f * margin[j];
+          if (static_cast<int>(list.size()) == kept_) {
+            threshold[j] = list.front() - 2.0f * margin[j];
+          }
         }
       }
     }
@@ -229,7 +233,7 @@ class BlockedTopN {
 
  private:
   const Model& m_;
-  int n_;
+  int n_, kept_;
   double item_norm_ = 0.0, item_bias_ = 0.0;
 };
 
@@ -270,7 +274,7 @@ void host_top_n(const Model& model, int64_t count, const int32_t* users, int n,
       s.scores.resize(static_cast<size_t>(kUserBlock * kItemChunk));
       s.lists.resize(kUserBlock);
       s.candidates.resize(kUserBlock);
-      for (auto& l : s.lists) l.reserve(static_cast<size_t>(n));
+      for (auto& l : s.lists) l.reserve(static_cast<size_t>(std::min<int64_t>(n, model.items)));
       for (auto& c : s.candidates) c.reserve(static_cast<size_t>(std::min<int64_t>(model.items, 4 * n + 64)));
     }
     // Each sgemm is one block's: BLAS threads would compete with the users' threads.
