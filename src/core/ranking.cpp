@@ -49,9 +49,11 @@ inline bool better(const Candidate& a, const Candidate& b) {
   return a.score > b.score || (a.score == b.score && a.item < b.item);
 }
 
-// Appends a candidate; a NaN score (only possible when factors overflow) ranks last.
+// A score as lists rank it: NaN (only possible when factors overflow) ranks last.
+inline float ranked(float s) { return std::isnan(s) ? -std::numeric_limits<float>::infinity() : s; }
+
 inline void add(std::vector<Candidate>& out, float s, int32_t item) {
-  out.push_back({std::isnan(s) ? -std::numeric_limits<float>::infinity() : s, item});
+  out.push_back({ranked(s), item});
 }
 
 // Moves the best min(n, size) candidates to the front in order (a heap-based partial sort:
@@ -214,15 +216,14 @@ class BlockedTopN {
         write_top(c, n_, out_items + j * n_, out_scores + j * n_);
         continue;
       }
-      size_t kept = 0;
+      size_t survivors = 0;
       for (const Candidate& e : c) {
         if (e.score >= threshold[j]) {
-          c[kept].item = e.item;
-          const float exact = score(m_, users[j], e.item, offset[j]);
-          c[kept++].score = std::isnan(exact) ? -std::numeric_limits<float>::infinity() : exact;
+          c[survivors].item = e.item;
+          c[survivors++].score = ranked(score(m_, users[j], e.item, offset[j]));
         }
       }
-      c.resize(kept);
+      c.resize(survivors);
       write_top(c, n_, out_items + j * n_, out_scores + j * n_);
     }
   }
@@ -256,8 +257,9 @@ void require_top_n(int n, int64_t count) {
 void host_top_n(const Model& model, int64_t count, const int32_t* users, int n,
                 const HostPattern& skip, const std::vector<int32_t>* allow, int32_t* out_items,
                 float* out_scores, int num_threads) {
-  BlockedTopN blocked(model, n);
-  if (!allow && blocked.applies()) {
+  const std::unique_ptr<BlockedTopN> blocked =
+      allow ? nullptr : std::make_unique<BlockedTopN>(model, n);
+  if (blocked && blocked->applies()) {
     const int64_t blocks = (count + kUserBlock - 1) / kUserBlock;
     const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), blocks));
     // Scratch per thread, allocated before the parallel region; a user's candidates may still
@@ -275,7 +277,9 @@ void host_top_n(const Model& model, int64_t count, const int32_t* users, int n,
       s.lists.resize(kUserBlock);
       s.candidates.resize(kUserBlock);
       for (auto& l : s.lists) l.reserve(static_cast<size_t>(std::min<int64_t>(n, model.items)));
-      for (auto& c : s.candidates) c.reserve(static_cast<size_t>(std::min<int64_t>(model.items, 4 * n + 64)));
+      for (auto& c : s.candidates) {
+        c.reserve(static_cast<size_t>(std::min<int64_t>(model.items, 4 * n + 64)));
+      }
     }
     // Each sgemm is one block's: BLAS threads would compete with the users' threads.
     host::ScopedBlasThreads single(1);
@@ -287,7 +291,7 @@ void host_top_n(const Model& model, int64_t count, const int32_t* users, int n,
         if (s.failure) continue;
         const int64_t r0 = b * kUserBlock;
         try {
-          blocked.run(users + r0, std::min(kUserBlock, count - r0), skip, out_items + r0 * n,
+          blocked->run(users + r0, std::min(kUserBlock, count - r0), skip, out_items + r0 * n,
                       out_scores + r0 * n, s.rows, s.scores, s.lists, s.candidates);
         } catch (...) {
           s.failure = std::current_exception();
@@ -313,7 +317,6 @@ void host_top_n(const Model& model, int64_t count, const int32_t* users, int n,
     }
   }
 }
-
 
 }  // namespace
 
