@@ -186,15 +186,7 @@ void CudaFoldIn::solve(const FoldInRequest& r, int64_t budget) {
     kernels::launch_als_cholesky_solve(s, batch, a.data(), b.data(), stream);
     batch.row_begin = batch.row_end;
   }
-  SFAC_CUDA_TRY(cudaMemcpy2DAsync(r.out_factors, rank_ * sizeof(float), solved.data(),
-                                  d_ * sizeof(float), rank_ * sizeof(float),
-                                  static_cast<size_t>(r.count), cudaMemcpyDeviceToHost, stream));
-  if (biases_) {
-    solved_bias.download(r.out_biases, static_cast<size_t>(r.count));
-  } else {
-    std::fill_n(r.out_biases, r.count, 0.0f);
-  }
-  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
+  download_rows(r, solved, solved_bias, stream);
 }
 
 void CudaFoldIn::solve_cg(const FoldInRequest& r, int64_t budget) {
@@ -245,7 +237,11 @@ void CudaFoldIn::solve_cg(const FoldInRequest& r, int64_t budget) {
   cg_rows.short_rows = rows.data() + long_count;
   cg_rows.short_count = r.count - long_count;
   kernels::launch_als_conjugate_gradient(s, model.fold_in_cg_steps, cg_rows, stream);
+  download_rows(r, solved, solved_bias, stream);  // waits: the host vectors die at return
+}
 
+void CudaFoldIn::download_rows(const FoldInRequest& r, const DeviceBuffer<float>& solved,
+                               const DeviceBuffer<float>& solved_bias, cudaStream_t stream) const {
   SFAC_CUDA_TRY(cudaMemcpy2DAsync(r.out_factors, rank_ * sizeof(float), solved.data(),
                                   d_ * sizeof(float), rank_ * sizeof(float),
                                   static_cast<size_t>(r.count), cudaMemcpyDeviceToHost, stream));
@@ -254,7 +250,7 @@ void CudaFoldIn::solve_cg(const FoldInRequest& r, int64_t budget) {
   } else {
     std::fill_n(r.out_biases, r.count, 0.0f);
   }
-  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // also: the host vectors die at return
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 
 }  // namespace sfac::cuda

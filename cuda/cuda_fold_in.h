@@ -40,6 +40,10 @@ class CudaFoldIn {
   void solve_cg(const FoldInRequest& request, int64_t budget);
   // The item side's and the objective's part of a half-sweep.
   void describe_items(kernels::AlsHalfSweep& s) const;
+  // The solved rows (d_ floats each, the first rank_ taken) and biases into the request's
+  // outputs; waits for them.
+  void download_rows(const FoldInRequest& r, const DeviceBuffer<float>& solved,
+                     const DeviceBuffer<float>& solved_bias, cudaStream_t stream) const;
 
   std::shared_ptr<const CudaBackend> backend_;
   bool implicit_ = false, biases_ = false;
