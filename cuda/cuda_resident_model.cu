@@ -1,5 +1,3 @@
-#include "cuda/cuda_resident_model.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -8,12 +6,13 @@
 #include <vector>
 
 #include "core/fault_hooks.h"
-
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_resident_model.h"
 #include "cuda/cuda_sparse.h"
 #include "cuda/kernels/als/als_kernels.cuh"
 #include "cuda/kernels/recommend/top_n.cuh"
 #include "cuda/kernels/recommend/top_n_half.cuh"
+#include "cuda/kernels/recommend/top_n_two_pass.cuh"
 
 namespace sfac::cuda {
 namespace {
@@ -54,9 +53,10 @@ int exact_16bit_type(const std::vector<float>& a, const std::vector<float>& b) {
   return 0;
 }
 
-// rows x rank host floats, each exactly a 16-bit value, as rows x stride 16-bit device values.
+// rows x rank host floats as rows x stride 16-bit device values, zero past the rank: each float
+// exactly a 16-bit value, or (round) rounded to the nearest bfloat16 value, ties to even.
 DeviceBuffer<uint16_t> upload_16bit(const std::vector<float>& host, int64_t rows, int64_t rank,
-                                    int64_t stride, bool bf16, cudaStream_t stream) {
+                                    int64_t stride, bool bf16, bool round, cudaStream_t stream) {
   std::vector<uint16_t> bits(static_cast<size_t>(rows * stride), 0);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t t = 0; t < rank; ++t) {
@@ -64,6 +64,7 @@ DeviceBuffer<uint16_t> upload_16bit(const std::vector<float>& host, int64_t rows
       if (bf16) {
         uint32_t word;
         std::memcpy(&word, &x, sizeof word);
+        if (round) word += 0x7fffu + ((word >> 16) & 1u);  // finite values only (checked)
         bits[r * stride + t] = static_cast<uint16_t>(word >> 16);
       } else {
         bits[r * stride + t] = static_cast<__half_raw>(__float2half_rn(x)).x;
@@ -119,13 +120,19 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
       stride_((std::max<int64_t>(model.rank, 1) + kernels::kTopNRankStep - 1) /
               kernels::kTopNRankStep * kernels::kTopNRankStep),
       has_biases_(model.has_biases) {
-  const int type = model.rank <= kernels::kTopNHalfMaxStride && testing::top_n_16bit_allowed()
+  const bool rows_fit = model.rank <= kernels::kTopNHalfMaxStride;
+  const int type = rows_fit && testing::top_n_16bit_allowed()
                        ? exact_16bit_type(model.user_factors, model.item_factors)
                        : 0;
+  const bool two_pass =
+      rows_fit && model.rank <= kernels::kTopNScanMaxStride && testing::two_pass_top_n_allowed();
   const int64_t half_stride = (std::max<int64_t>(model.rank, 1) + kernels::kTopNHalfRankStep - 1) /
                               kernels::kTopNHalfRankStep * kernels::kTopNHalfRankStep;
-  bytes_ = int64_t{sizeof(float)} * ((users_ + items_) * stride_ + (has_biases_ ? users_ + items_ : 0)) +
-           (type != 0 ? int64_t{sizeof(uint16_t)} * (users_ + items_) * half_stride : 0);
+  const int64_t float_bytes =
+      int64_t{sizeof(float)} * ((users_ + items_) * stride_ + (has_biases_ ? users_ + items_ : 0));
+  const int64_t half_bytes = int64_t{sizeof(uint16_t)} * (users_ + items_) * half_stride;
+  const int64_t margin_bytes = int64_t{sizeof(float)} * users_;
+  bytes_ = float_bytes + (type != 0 || two_pass ? half_bytes : 0) + (two_pass ? margin_bytes : 0);
   require_within_limit(0, "this model's device copy");
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
@@ -140,18 +147,24 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
     item_biases_ =
         DeviceBuffer<float>::copy_of(model.item_bias.data(), model.item_bias.size(), stream);
   }
-  if (type != 0) {
+  if (two_pass) two_pass_ = TwoPassTopN::plan(model, type != 0, stream);
+  if (type != 0 || two_pass_) {
     half_ = true;
-    half_bf16_ = type == 1;
+    half_exact_ = type != 0;
+    half_bf16_ = type != 2;  // rounded rows are bfloat16
     half_stride_ = half_stride;
-    user_half_ = upload_16bit(model.user_factors, users_, model.rank, half_stride_, half_bf16_, stream);
-    item_half_ = upload_16bit(model.item_factors, items_, model.rank, half_stride_, half_bf16_, stream);
+    const bool round = type == 0;
+    user_half_ = upload_16bit(model.user_factors, users_, model.rank, half_stride_, half_bf16_,
+                              round, stream);
+    item_half_ = upload_16bit(model.item_factors, items_, model.rank, half_stride_, half_bf16_,
+                              round, stream);
   }
+  bytes_ = float_bytes + (half_ ? half_bytes : 0) + (two_pass_ ? two_pass_->bytes() : 0);
   // The host arrays may change once this returns (the cache drops this copy first).
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 
-bool CudaResidentModel::sixteen_bit(int n) const { return half_ && n <= kernels::kTopNMax; }
+bool CudaResidentModel::sixteen_bit(int n) const { return half_exact_ && n <= kernels::kTopNMax; }
 
 void CudaResidentModel::require_within_limit(int64_t scratch, const char* what) const {
   const int64_t limit = backend_->device_memory_limit();
@@ -186,16 +199,82 @@ bool CudaResidentModel::recommend(const RecommendRequest& request) {
     exclude = on_device(*request.exclude, backend_->device());
     if (exclude == nullptr) return false;
   }
-  require_within_limit(launch_scratch_bytes(request.count, request.n) +
-                           int64_t{sizeof(float) + sizeof(int32_t)} *
-                               (request.allowed != nullptr ? request.allowed_count : 0),
-                       "this recommend call");
+  const int64_t single_scratch = launch_scratch_bytes(request.count, request.n) +
+                                 int64_t{sizeof(float) + sizeof(int32_t)} *
+                                     (request.allowed != nullptr ? request.allowed_count : 0);
+  // The two passes where they serve and fit the limit (their leftovers take the single pass
+  // after their buffers are freed).
+  bool two_pass =
+      two_pass_ != nullptr && request.allowed == nullptr && two_pass_->serves(request.n);
+  if (two_pass && backend_->device_memory_limit() > 0) {
+    const int64_t scratch =
+        int64_t{sizeof(int32_t)} * request.count +
+        std::max(two_pass_->scratch_bytes(request.count, request.n), single_scratch);
+    two_pass = bytes_ + fold_in_bytes_.load(std::memory_order_relaxed) + scratch <=
+               backend_->device_memory_limit();
+  }
+  if (!two_pass) require_within_limit(single_scratch, "this recommend call");
   DeviceGuard guard(backend_->device());
   // The exclusions' context's queued work first (another context of this device may own them),
   // then this model's own stream after both.
   ForeignOrder foreign(*backend_, {exclude != nullptr ? &exclude->backend() : nullptr});
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
+  if (two_pass) {
+    recommend_two_pass(request, exclude, stream);
+  } else {
+    recommend_single_pass(request, exclude, stream);
+  }
+  return true;
+}
+
+void CudaResidentModel::recommend_two_pass(const RecommendRequest& request,
+                                           const CudaSparseMatrix* exclude, cudaStream_t stream) {
+  const int n = request.n;
+  std::vector<int64_t> left;
+  {
+    const auto users =
+        DeviceBuffer<int32_t>::copy_of(request.users, static_cast<size_t>(request.count), stream);
+    const TwoPassSides sides{user_half_.data(),
+                             item_half_.data(),
+                             half_bf16_,
+                             half_stride_,
+                             user_factors_.data(),
+                             item_factors_.data(),
+                             stride_,
+                             rank_,
+                             items_,
+                             has_biases_ ? user_offsets_.data() : nullptr,
+                             has_biases_ ? item_biases_.data() : nullptr};
+    left = two_pass_->run(sides, users.data(), request.count, n,
+                          exclude != nullptr ? exclude->pattern().offsets.data() : nullptr,
+                          exclude != nullptr ? exclude->pattern().indices.data() : nullptr,
+                          request.out_items, request.out_scores, stream);
+  }
+  testing::count_two_pass_top_n(request.count - static_cast<int64_t>(left.size()),
+                                static_cast<int64_t>(left.size()));
+  if (left.empty()) return;
+  // The users with more near-equal scores than the scan keeps, answered by the single pass.
+  const auto count = static_cast<int64_t>(left.size());
+  std::vector<int32_t> users(left.size());
+  for (size_t j = 0; j < left.size(); ++j) users[j] = request.users[left[j]];
+  std::vector<int32_t> items(left.size() * n);
+  std::vector<float> scores(left.size() * n);
+  RecommendRequest again = request;
+  again.count = count;
+  again.users = users.data();
+  again.out_items = items.data();
+  again.out_scores = scores.data();
+  recommend_single_pass(again, exclude, stream);
+  for (size_t j = 0; j < left.size(); ++j) {
+    std::copy_n(items.data() + j * n, n, request.out_items + left[j] * n);
+    std::copy_n(scores.data() + j * n, n, request.out_scores + left[j] * n);
+  }
+}
+
+void CudaResidentModel::recommend_single_pass(const RecommendRequest& request,
+                                              const CudaSparseMatrix* exclude,
+                                              cudaStream_t stream) {
   const auto users = DeviceBuffer<int32_t>::copy_of(request.users,
                                                     static_cast<size_t>(request.count), stream);
   DeviceBuffer<int32_t> allowed;
@@ -233,7 +312,7 @@ bool CudaResidentModel::recommend(const RecommendRequest& request) {
     p.n = request.n;
     run_in_launches(p, kernels::launch_top_n_half, request.count, request.out_items,
                     request.out_scores, stream);
-    return true;
+    return;
   }
   kernels::TopNProblem p{};
   p.query_factors = user_factors_.data();
@@ -252,7 +331,6 @@ bool CudaResidentModel::recommend(const RecommendRequest& request) {
   p.n = request.n;
   run_in_launches(p, kernels::launch_top_n, request.count, request.out_items, request.out_scores,
                   stream);
-  return true;
 }
 
 bool CudaResidentModel::similar(const SimilarRequest& request) {

@@ -12,9 +12,12 @@
 #include "core/resident_model.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_fold_in.h"
+#include "cuda/cuda_two_pass_top_n.h"
 #include "cuda/device_buffer.h"
 
 namespace sfac::cuda {
+
+class CudaSparseMatrix;
 
 class CudaResidentModel final : public ResidentModel {
  public:
@@ -35,8 +38,16 @@ class CudaResidentModel final : public ResidentModel {
  private:
   // The user or item norms for cosine similarity, computed on first use.
   const float* norms(bool users);
-  // Whether top-n calls for lists of n run on the 16-bit copies.
+  // Whether top-n calls for lists of n run on the single-pass 16-bit kernel (the 16-bit rows are
+  // the factors exactly).
   bool sixteen_bit(int n) const;
+  // Recommend by the single-pass kernels (every call the two passes do not take, and the users
+  // whose lists they leave).
+  void recommend_single_pass(const RecommendRequest& request, const CudaSparseMatrix* exclude,
+                             cudaStream_t stream);
+  // Recommend by the two passes (cuda_two_pass_top_n.h), the users they leave by the single pass.
+  void recommend_two_pass(const RecommendRequest& request, const CudaSparseMatrix* exclude,
+                          cudaStream_t stream);
   // SFAC_ERR_OUT_OF_MEMORY unless this copy (with the fold-in's item side, once made) and
   // `scratch` more bytes fit the context's device memory limit (none: 0).
   void require_within_limit(int64_t scratch, const char* what) const;
@@ -48,11 +59,13 @@ class CudaResidentModel final : public ResidentModel {
   DeviceBuffer<float> user_factors_, item_factors_;
   DeviceBuffer<float> user_offsets_;  // global mean + user bias, as the host adds them
   DeviceBuffer<float> item_biases_;
-  // Where every factor is exactly a bfloat16 (else float16) value and the rank is within the
-  // 16-bit kernel's rows: the factors as those values, rows zero-padded to half_stride_.
-  bool half_ = false, half_bf16_ = false;
+  // Where the rank is within the 16-bit kernels' rows: the factors as 16-bit values, rows
+  // zero-padded to half_stride_. Exactly (half_exact_) where every factor is a bfloat16 (else
+  // float16) value; else rounded to the nearest bfloat16 value, for the two passes only.
+  bool half_ = false, half_exact_ = false, half_bf16_ = false;
   int64_t half_stride_ = 0;
   DeviceBuffer<uint16_t> user_half_, item_half_;
+  std::unique_ptr<TwoPassTopN> two_pass_;  // null: the single-pass kernels serve every call
   std::once_flag norms_once_[2];  // items, users
   DeviceBuffer<float> norms_[2];
   std::once_flag fold_in_once_;  // the fold-in's item side, made on first use

@@ -122,17 +122,45 @@ Triplets seen_items(std::mt19937_64& rng, Shape s, int64_t none, int64_t all) {
   return t;
 }
 
-// Device copies made in its scope score with the float32 kernel only (the 16-bit kernel takes
-// factors that are exactly 16-bit values, as exact data is, where the rank allows).
-class Float32KernelOnly {
+// Which kernels device copies made in its scope may use for recommend: kAny (the two passes
+// where they serve, else the single-pass 16-bit kernel on factors that are exactly 16-bit
+// values, as exact data is, else the float32 one), kSinglePass (no two passes) or kFloat32.
+enum class Kernels { kAny, kSinglePass, kFloat32 };
+
+class KernelChoice {
  public:
-  explicit Float32KernelOnly(bool on) : before_(sfac_testing_allow_16bit_top_n(on ? 0 : 1)) {}
-  ~Float32KernelOnly() { sfac_testing_allow_16bit_top_n(before_); }
-  Float32KernelOnly(const Float32KernelOnly&) = delete;
-  Float32KernelOnly& operator=(const Float32KernelOnly&) = delete;
+  explicit KernelChoice(Kernels k)
+      : before_16bit_(sfac_testing_allow_16bit_top_n(k != Kernels::kFloat32 ? 1 : 0)),
+        before_two_pass_(sfac_testing_allow_two_pass_top_n(k == Kernels::kAny ? 1 : 0)) {}
+  ~KernelChoice() {
+    sfac_testing_allow_16bit_top_n(before_16bit_);
+    sfac_testing_allow_two_pass_top_n(before_two_pass_);
+  }
+  KernelChoice(const KernelChoice&) = delete;
+  KernelChoice& operator=(const KernelChoice&) = delete;
 
  private:
-  int before_;
+  int before_16bit_, before_two_pass_;
+};
+
+// Device copies made in its scope score with the float32 kernel only (on: no 16-bit kernel and
+// no two passes).
+class Float32KernelOnly {
+ public:
+  explicit Float32KernelOnly(bool on) : choice_(on ? Kernels::kFloat32 : Kernels::kAny) {}
+
+ private:
+  KernelChoice choice_;
+};
+
+// Users the two passes listed and left since the process started.
+struct TwoPassCounts {
+  int64_t listed = 0, left = 0;
+  static TwoPassCounts now() {
+    TwoPassCounts c;
+    sfac_testing_two_pass_top_n_counts(&c.listed, &c.left);
+    return c;
+  }
 };
 
 // x rounded to the nearest bfloat16 (even on ties) or float16 value (magnitudes below float16's
@@ -349,31 +377,30 @@ TEST_P(CudaRecommendExact, ListsAreTheCpusBitForBit) {
   allowed.push_back(allowed[0]);
 
   int64_t ties = 0;
-  for (const bool float32_only : {false, true}) {
-   const Float32KernelOnly kernel(float32_only);
-   for (const bool biases : {false, true}) {
-    const Both<Model> m = models(exact_data(rng, s, biases, step));
-    ASSERT_TRUE(m.cpu && m.gpu);
-    for (const int n : {1, 10, 100, 128}) {
-      for (int variant = 0; variant < 8; ++variant) {
-        const bool exclude = variant & 1, allow = variant & 2, single = variant & 4;
-        const std::vector<int32_t>& users = single ? one : many;
-        SCOPED_TRACE(testing::Message()
-                     << "float32 kernel only " << float32_only << " biases " << biases << " n "
-                     << n << " exclude " << exclude << " allow-list " << allow << " users "
-                     << users.size());
-        const TopN want = top_items(m.cpu.get(), users, n, exclude ? excluded.cpu.get() : nullptr,
-                                    allow ? &allowed : nullptr);
-        const TopN got = top_items(m.gpu.get(), users, n, exclude ? excluded.gpu.get() : nullptr,
-                                   allow ? &allowed : nullptr);
-        expect_identical(want, got, n);
-        ties += adjacent_ties(want, n);
-        for (size_t r = 0; exclude && r < users.size(); ++r) {
-          EXPECT_TRUE(users[r] != all || padding_only(got, r, n)) << "row " << r << " saw all";
+  for (const Kernels kernels : {Kernels::kAny, Kernels::kSinglePass, Kernels::kFloat32}) {
+    const KernelChoice kernel(kernels);
+    for (const bool biases : {false, true}) {
+      const Both<Model> m = models(exact_data(rng, s, biases, step));
+      ASSERT_TRUE(m.cpu && m.gpu);
+      for (const int n : {1, 10, 100, 128}) {
+        for (int variant = 0; variant < 8; ++variant) {
+          const bool exclude = variant & 1, allow = variant & 2, single = variant & 4;
+          const std::vector<int32_t>& users = single ? one : many;
+          SCOPED_TRACE(testing::Message() << "kernels " << static_cast<int>(kernels) << " biases "
+                                          << biases << " n " << n << " exclude " << exclude
+                                          << " allow-list " << allow << " users " << users.size());
+          const TopN want = top_items(m.cpu.get(), users, n, exclude ? excluded.cpu.get() : nullptr,
+                                      allow ? &allowed : nullptr);
+          const TopN got = top_items(m.gpu.get(), users, n, exclude ? excluded.gpu.get() : nullptr,
+                                     allow ? &allowed : nullptr);
+          expect_identical(want, got, n);
+          ties += adjacent_ties(want, n);
+          for (size_t r = 0; exclude && r < users.size(); ++r) {
+            EXPECT_TRUE(users[r] != all || padding_only(got, r, n)) << "row " << r << " saw all";
+          }
         }
       }
     }
-   }
   }
   EXPECT_GT(ties, 0) << "the data should produce equal scores";
 }
@@ -446,6 +473,92 @@ TEST_F(CudaRecommend, SixteenBitFactorsAgreeUpToNearTies) {
                                  Tolerance{0.0, 1e-6}, cosine_of(d, queries)),
                 "");
     }
+  }
+}
+
+// The two passes (a sampled cut, a 16-bit scan, exact rescoring of the survivors): on Gaussian
+// factors, float32 (which the scan rounds to bfloat16) or exactly bfloat16 or float16 values,
+// the lists and scores are the CPU's bit for bit, with and without biases and exclusions (a
+// user who saw nothing among them). A user who saw all but the last five items has fewer
+// unseen items in the sample than n: every item survives the scan, and the single pass answers
+// (scores rounded in another order: equal up to near-ties).
+TEST_F(CudaRecommend, TwoPassListsAreTheCpusBitForBit) {
+  const KernelChoice kernel(Kernels::kAny);
+  const TwoPassCounts before = TwoPassCounts::now();
+  int64_t asked = 0;
+  int storage = 0;  // float32, bfloat16, float16 values in turn
+  for (const Shape s : {Shape{400, 6000, 100}, Shape{400, 6000, 37}, Shape{300, 20000, 128},
+                        Shape{500, 5000, 16}, Shape{300, 3000, 1}}) {
+    Triplets seen{s.users, s.items, {}, {}, {}};
+    for (int64_t u = 1; u < s.users; ++u) {
+      for (int64_t i = 0; i < s.items; ++i) {
+        if (u == 1 ? i >= s.items - 5 : rng() % 5 != 0) continue;
+        seen.r.push_back(static_cast<int32_t>(u));
+        seen.c.push_back(static_cast<int32_t>(i));
+        seen.v.push_back(1.0f);
+      }
+    }
+    const Both<Sparse> excluded = matrices(seen);
+    std::vector<int32_t> users = random_ids(rng, 300, s.users);
+    users.erase(std::remove(users.begin(), users.end(), 1), users.end());
+    users.push_back(0);
+    const std::vector<int32_t> saw_most = {1};
+    for (const bool biases : {false, true}) {
+      ModelState d = gaussian_data(rng, s, biases);
+      const int values = storage++ % 3;
+      for (auto* v : {&d.x, &d.y}) {
+        for (float& x : *v) x = values == 0 ? x : round_16bit(x, values == 1);
+      }
+      const Both<Model> m = models(d);
+      ASSERT_TRUE(m.cpu && m.gpu);
+      for (const int n : {1, 10, 32}) {
+        for (const bool exclude : {false, true}) {
+          SCOPED_TRACE(testing::Message()
+                       << "rank " << s.rank << " items " << s.items << " values " << values
+                       << " biases " << biases << " n " << n << " exclude " << exclude);
+          const sfac_sparse* e_cpu = exclude ? excluded.cpu.get() : nullptr;
+          const sfac_sparse* e_gpu = exclude ? excluded.gpu.get() : nullptr;
+          expect_identical(top_items(m.cpu.get(), users, n, e_cpu),
+                           top_items(m.gpu.get(), users, n, e_gpu), n);
+          EXPECT_EQ(first_difference(top_items(m.cpu.get(), saw_most, n + 1, e_cpu),
+                                     top_items(m.gpu.get(), saw_most, n, e_gpu), n, s.items,
+                                     Tolerance{1e-5, 1e-6}, predicted(m.cpu.get(), saw_most)),
+                    "");
+          asked += static_cast<int64_t>(users.size()) + 1;
+        }
+      }
+    }
+  }
+  const TwoPassCounts after = TwoPassCounts::now();
+  const int64_t listed = after.listed - before.listed, left = after.left - before.left;
+  EXPECT_EQ(listed + left, asked) << "every call here is one the two passes serve";
+  EXPECT_GE(left, 5 * 2 * 2) << "the user who saw most items, with exclusions, n > 5";
+  EXPECT_GT(listed, asked * 9 / 10);
+}
+
+// Users with more near-equal scores than the scan keeps (half the catalogue repeats one item,
+// with a bias that puts it first) are answered by the single pass; the lists are still the
+// CPU's, the ties broken by the lower id.
+TEST_F(CudaRecommend, TwoPassLeavesUsersWithManyTiesToTheSinglePass) {
+  const KernelChoice kernel(Kernels::kAny);
+  const Shape s{200, 4000, 24};
+  ModelState d = exact_data(rng, s, true, 1.0f / 16);
+  for (int64_t i = 1; i < s.items / 2; ++i) {
+    std::copy_n(d.y.begin(), s.rank, d.y.begin() + i * s.rank);
+  }
+  for (int64_t i = 0; i < s.items / 2; ++i) d.item_bias[i] = 64.0f;
+  const Both<Model> m = models(d);
+  ASSERT_TRUE(m.cpu && m.gpu);
+  const Both<Sparse> excluded = matrices(seen_items(rng, s, 0, -1));
+  const std::vector<int32_t> users = random_ids(rng, 150, s.users);
+  for (const bool exclude : {false, true}) {
+    SCOPED_TRACE(testing::Message() << "exclude " << exclude);
+    const TwoPassCounts before = TwoPassCounts::now();
+    expect_identical(top_items(m.cpu.get(), users, 10, exclude ? excluded.cpu.get() : nullptr),
+                     top_items(m.gpu.get(), users, 10, exclude ? excluded.gpu.get() : nullptr), 10);
+    const TwoPassCounts after = TwoPassCounts::now();
+    EXPECT_EQ(after.left - before.left, static_cast<int64_t>(users.size()));
+    EXPECT_EQ(after.listed, before.listed);
   }
 }
 

@@ -143,6 +143,17 @@ extern "C" SFAC_API int sfac_testing_allow_16bit_top_n(int allow) {
   return sfac::testing::allow_16bit_top_n(allow != 0) ? 1 : 0;
 }
 
+extern "C" SFAC_API int sfac_testing_allow_two_pass_top_n(int allow) {
+  return sfac::testing::allow_two_pass_top_n(allow != 0) ? 1 : 0;
+}
+
+extern "C" SFAC_API void sfac_testing_two_pass_top_n_counts(int64_t* listed, int64_t* left) {
+  int64_t a = 0, b = 0;
+  sfac::testing::two_pass_top_n_counts(&a, &b);
+  if (listed != nullptr) *listed = a;
+  if (left != nullptr) *left = b;
+}
+
 extern "C" SFAC_API sfac_status sfac_testing_resident_hook(sfac_model* model, int mode) {
   SFAC_API_BEGIN
   auto& m = sfac::capi::checked(model, "model");

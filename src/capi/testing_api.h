@@ -22,6 +22,15 @@ SFAC_API int sfac_testing_fail_device_allocation(int64_t nth);
  * one. Tests turn it off to hold the float32 kernel to exact data. Returns the previous value. */
 SFAC_API int sfac_testing_allow_16bit_top_n(int allow);
 
+/* Whether CUDA device copies of models made from now on (global; default 1) answer recommend
+ * calls over the whole catalogue by the two-pass top-n (a sampled cut, a 16-bit scan, exact
+ * rescoring of the survivors) where it serves. Returns the previous value. */
+SFAC_API int sfac_testing_allow_two_pass_top_n(int allow);
+/* Since the process started: users whose lists the two passes wrote (*listed) and users they
+ * left to the single-pass kernels (*left: more near-equal scores than the scan keeps). Either
+ * may be NULL. */
+SFAC_API void sfac_testing_two_pass_top_n_counts(int64_t* listed, int64_t* left);
+
 /* Resident copies (core/resident_model.h) on a CPU build, where no backend keeps one: gives
  * `model` a backend that forwards to its own except for make_resident_model, which per `mode`
  *   SFAC_TESTING_RESIDENT_NONE     returns none (what CPU contexts do),

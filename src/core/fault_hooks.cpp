@@ -9,6 +9,8 @@ namespace {
 std::atomic<int64_t> g_countdown{0};
 std::atomic<bool> g_fired{false};
 std::atomic<bool> g_allow_16bit_top_n{true};
+std::atomic<bool> g_allow_two_pass_top_n{true};
+std::atomic<int64_t> g_two_pass_listed{0}, g_two_pass_left{0};
 
 }  // namespace
 
@@ -34,5 +36,19 @@ bool device_allocation_fails() {
 bool allow_16bit_top_n(bool allow) { return g_allow_16bit_top_n.exchange(allow); }
 
 bool top_n_16bit_allowed() { return g_allow_16bit_top_n.load(std::memory_order_relaxed); }
+
+bool allow_two_pass_top_n(bool allow) { return g_allow_two_pass_top_n.exchange(allow); }
+
+bool two_pass_top_n_allowed() { return g_allow_two_pass_top_n.load(std::memory_order_relaxed); }
+
+void count_two_pass_top_n(int64_t listed, int64_t left) {
+  g_two_pass_listed.fetch_add(listed, std::memory_order_relaxed);
+  g_two_pass_left.fetch_add(left, std::memory_order_relaxed);
+}
+
+void two_pass_top_n_counts(int64_t* listed, int64_t* left) {
+  *listed = g_two_pass_listed.load();
+  *left = g_two_pass_left.load();
+}
 
 }  // namespace sfac::testing

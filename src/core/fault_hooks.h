@@ -20,4 +20,13 @@ bool device_allocation_fails();
 bool allow_16bit_top_n(bool allow);
 bool top_n_16bit_allowed();
 
+// Whether device copies of models made from now on may answer recommend calls by the two-pass
+// top-n (default true); tests turn it off to hold the single-pass kernels to every call.
+// Returns the previous setting.
+bool allow_two_pass_top_n(bool allow);
+bool two_pass_top_n_allowed();
+// Counts of the users the two passes listed and of those they left to the single pass.
+void count_two_pass_top_n(int64_t listed, int64_t left);
+void two_pass_top_n_counts(int64_t* listed, int64_t* left);
+
 }  // namespace sfac::testing

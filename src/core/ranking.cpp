@@ -18,13 +18,21 @@
 namespace sfac {
 namespace {
 
-// Every score goes through here, so predict and recommend return the same numbers. `omp simd`
-// lets the compiler vectorize the reduction (plain float sums may not be reordered).
+// Every score goes through here, so predict and recommend return the same numbers. The order
+// of the sums is fixed, so that other implementations can reproduce the scores bit for bit (the
+// CUDA top-n scores its candidates again this way, cuda/kernels/recommend/top_n_finish.cu):
+// eight partial sums, term t into sum t mod 8, each in increasing t, added pairwise as
+// ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)). Independent sums vectorize without
+// reordering, and this file is compiled without contracting products and sums into fused
+// multiply-adds (CMakeLists.txt).
 inline float dot(const float* x, const float* y, int64_t rank) {
-  float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-  for (int64_t t = 0; t < rank; ++t) s += x[t] * y[t];
-  return s;
+  float s[8] = {};
+  int64_t t = 0;
+  for (; t + 8 <= rank; t += 8) {
+    for (int j = 0; j < 8; ++j) s[j] += x[t + j] * y[t + j];
+  }
+  for (int j = 0; t < rank; ++t, ++j) s[j] += x[t] * y[t];
+  return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
 }
 
 // The bias part of user u's scores that does not depend on the item (added in the order

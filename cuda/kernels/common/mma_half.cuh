@@ -47,6 +47,23 @@ __device__ __forceinline__ void mma_16bit(float (&c)[4], const uint32_t (&a)[4],
   }
 }
 
+// d = a b for one m16n8k16 tile: the first k step, with no accumulator to clear or read.
+template <bool kBf16>
+__device__ __forceinline__ void mma_16bit_first(float (&d)[4], const uint32_t (&a)[4],
+                                                const uint32_t (&b)[2]) {
+  if constexpr (kBf16) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%10, %10, %10, %10};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%10, %10, %10, %10};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
+  }
+}
+
 // One value to its 16 bits (rounded to nearest even) and back.
 template <bool kBf16>
 __device__ __forceinline__ uint16_t to_16bit(float x) {

@@ -1,0 +1,92 @@
+// Top-n by a cut and exact rescoring, for recommend over a whole catalogue. The scan scores a
+// sample of the candidates first, which gives each query a cut that its n-th best score cannot
+// be below, then every candidate, with 16-bit tensor-core products, and keeps per query the few
+// whose scores reach the cut; the finish drops excluded survivors, scores the ones that can
+// still rank exactly as the host does (core/ranking.cpp), and orders them. The scan has no lists
+// and no merges: a block walks the candidates with one barrier pair a tile. Where the 16-bit
+// scores are only approximations (factors rounded to bfloat16) the cut is lowered by a bound of
+// the difference (the query's margin), so no candidate that ranks is lost; the listed scores
+// are always the exact ones.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace sfac::cuda::kernels {
+
+// Survivors a query keeps; a query with more (many near-equal scores) is answered by the
+// single-pass kernels instead.
+constexpr int kTopNSurvivors = 512;
+// The largest n the two passes take (the sample's cut and the finish's floor hold for n <= 32).
+constexpr int kTopNTwoPassMaxN = 32;
+// The longest 16-bit rows the scan takes (whole rows are staged in shared memory).
+constexpr int64_t kTopNScanMaxStride = 128;
+
+// masks[q][0 .. (sample + 63) / 64): bit j set where query q (id query_ids[q]) excludes the
+// candidate at sample position j (sample_position: by candidate id, -1 outside the sample).
+void launch_top_n_sample_masks(const int32_t* query_ids, int64_t queries,
+                               const int64_t* exclude_offsets, const int32_t* exclude_cols,
+                               const int32_t* sample_position, int64_t sample, uint64_t* masks,
+                               cudaStream_t stream);
+
+struct TopNScanProblem {
+  bool bf16;  // bfloat16 rows, else float16
+  // Query i is row query_ids[i] of query_factors; candidate c is row c of candidate_factors.
+  // Rows hold `stride` 16-bit values (a multiple of 16 up to kTopNScanMaxStride, zero past the
+  // rank), 16-byte aligned.
+  const uint16_t* query_factors;
+  const int32_t* query_ids;
+  int64_t queries;
+  const uint16_t* candidate_factors;
+  int64_t candidates;
+  int64_t stride;
+  // Score: dot + (query_offset[query id] + candidate_bias[c]) where both are given, else dot.
+  const float* query_offset;
+  const float* candidate_bias;
+  // The sample (candidate ids, any order) and the exclusions within it (as
+  // launch_top_n_sample_masks makes them; null: none).
+  const int32_t* sample_ids;
+  int64_t sample;
+  const uint64_t* sample_masks;
+  const float* margins;  // by query id
+  int n;                 // the list length the cut is for, 1 .. kTopNTwoPassMaxN
+  // queries x kTopNSurvivors: the survivors' scores (16-bit products) and ids, in no order;
+  // counts[q] is how many survived (may exceed kTopNSurvivors: then only that many are stored).
+  float* survivor_scores;
+  int32_t* survivor_ids;
+  int32_t* counts;
+};
+
+void launch_top_n_scan(const TopNScanProblem& problem, cudaStream_t stream);
+
+struct TopNFinishProblem {
+  const int32_t* query_ids;
+  int64_t queries;
+  const float* survivor_scores;  // as the scan wrote them
+  const int32_t* survivor_ids;
+  const int32_t* counts;
+  // float32 rows of `stride` floats, `rank` used: the exact scores are Model::predict's.
+  const float* query_factors;
+  const float* candidate_factors;
+  int64_t stride, rank;
+  const float* query_offset;    // global mean + user bias by query id; null: no biases
+  const float* candidate_bias;  // by candidate id
+  const float* margins;         // by query id, as for the cuts
+  // Candidates never ranked for query id q: exclude_cols[exclude_offsets[q] ..
+  // exclude_offsets[q + 1]), sorted. Null: none.
+  const int64_t* exclude_offsets;
+  const int32_t* exclude_cols;
+  int n;  // 1 .. 32
+  // queries x n: best first (higher score, then lower id), padded with -1 / -INFINITY. Rows of
+  // queries with more survivors than were kept are not written; their positions go to
+  // overflow[0 .. *overflow_count).
+  int32_t* out_ids;
+  float* out_scores;
+  int32_t* overflow;
+  int32_t* overflow_count;
+};
+
+void launch_top_n_finish(const TopNFinishProblem& problem, cudaStream_t stream);
+
+}  // namespace sfac::cuda::kernels
