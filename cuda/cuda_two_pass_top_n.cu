@@ -13,6 +13,8 @@ namespace {
 // scan's blocks at every n it serves.
 constexpr int64_t kLaunchBytes = int64_t{1} << 30;
 constexpr int64_t kScanQueries = 128;  // the scan's queries a block
+// The scan indexes a launch's survivors with 32-bit integers.
+static_assert(kLaunchBytes / (8 * kernels::kTopNSurvivors) * kernels::kTopNSurvivors < (int64_t{1} << 31));
 // Values whose products and sums stay far from float's overflow: beyond them the single-pass
 // kernels serve.
 constexpr double kLargestValue = 0x1p60;

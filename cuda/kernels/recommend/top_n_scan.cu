@@ -104,15 +104,16 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
   // Stages tile s of a walk over `count` candidates (sample: ids sample_ids[c], else c) into
   // buffer `slot`: two threads a candidate row (alternate pieces), rows past the candidates
   // zeros, and the tile's biases.
+  const int row_bytes = stride * 2;
   auto issue = [&](bool sample, int64_t count, int64_t s, int slot) {
     const int row = tid >> 1;
     const int64_t c = s * kTile + row;
     const bool valid = c < count;
     const int64_t id = !valid ? 0 : sample ? p.sample_ids[c] : c;
-    const uint16_t* from = p.candidate_factors + id * p.stride;
-    uint16_t* to = stage + (slot * kTile + row) * lead;
-    for (int part = tid & 1; part < pieces; part += 2) {
-      detail::cp_async16(to + 8 * part, from + 8 * part, valid);
+    const char* from = reinterpret_cast<const char*>(p.candidate_factors) + id * row_bytes;
+    char* to = reinterpret_cast<char*>(stage + (slot * kTile + row) * lead);
+    for (int at = (tid & 1) * 16; at < row_bytes; at += 32) {
+      detail::cp_async16(to + at, from + at, valid);
     }
     if (kBias && tid < kTile) {
       const int64_t cb = s * kTile + tid;
@@ -277,40 +278,45 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
     for (int h = 0; h < 2; ++h) cut[mb][h] = cuts[warp_query + 16 * mb + g + 8 * h];
   }
 
-  // 2. Every candidate against the cuts.
-  walk(false, p.candidates, [&](int64_t s, float(&acc)[2][8][4], float(&bias)[8][2]) {
-    const int64_t c0 = s * kTile + warp_cand;
+  // 2. Every candidate against the cuts. A score v reaches cut exactly when the difference from
+  // the float just below the cut is negative: its sign bit, shifted in, is the pass bit (two
+  // instructions a score).
+  float below[2][2];
+#pragma unroll
+  for (int mb = 0; mb < 2; ++mb) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) below[mb][h] = nextafterf(cut[mb][h], -INFINITY);
+  }
+  walk(false, p.candidates, [&](int64_t s, float (&acc)[2][8][4], float (&bias)[8][2]) {
+    const int c0 = static_cast<int>(s * kTile) + warp_cand + 2 * t;
 #pragma unroll
     for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         // The scores replace their dot products; bit 2 nt + j of `passed`: candidate (nt, j)
-        // reaches the cut. A comparison to a 0 / ~0 word and an and-or a score; only the few
-        // set bits cost more.
+        // reaches the cut. Only the few set bits cost more.
         uint32_t passed = 0;
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-          for (int j = 0; j < 2; ++j) {
-            float& v = acc[mb][nt][2 * h + j];
-            v = score(v, offset[mb][h], bias[nt][j]);
-            passed |= at_least(v, cut[mb][h]) & (1u << (2 * nt + j));
-          }
+        for (int k = 15; k >= 0; --k) {
+          const int nt = k >> 1, j = k & 1;
+          float& v = acc[mb][nt][2 * h + j];
+          v = score(v, offset[mb][h], bias[nt][j]);
+          passed = (passed << 1) | (__float_as_uint(below[mb][h] - v) >> 31);
         }
         if (passed == 0) continue;
         const int row = warp_query + 16 * mb + g + 8 * h;
-        const int64_t q = first_query + row;
+        const int q = static_cast<int>(first_query) + row;
         do {
           const int bit = __ffs(passed) - 1;
           passed &= passed - 1;
-          const int64_t c = c0 + 8 * (bit >> 1) + 2 * t + (bit & 1);
+          const int c = c0 + 8 * (bit >> 1) + (bit & 1);
           if (c >= p.candidates) continue;
           const float v = select16(acc[mb], h, bit);
           const int slot_q = atomicAdd(&counts[row], 1);
           if (slot_q < kTopNSurvivors) {
-            const int64_t at = q * kTopNSurvivors + slot_q;
+            const int at = q * kTopNSurvivors + slot_q;  // < 2^31: launches are bounded
             p.survivor_scores[at] = v;
-            p.survivor_ids[at] = static_cast<int32_t>(c);
+            p.survivor_ids[at] = c;
           }
         } while (passed != 0);
       }
