@@ -18,9 +18,10 @@ Each timing is the median of --reps runs (the first run, not counted, warms both
 lists are compared on a sample of users: the same items in the same order, or, where they
 differ, scores within 1e-4 relative (near-ties may order differently: the two sum the dot
 products in different orders). Floor: the fp32 FLOPs 2 * users * items * k at --peak-tflops
-(67, an H100's fp32 rate without tensor cores); floor% = floor / time. With --dtype bfloat16 the
+(67, an H100's fp32 rate without tensor cores); floor% = floor / time (above 100% where ours
+multiplies 16-bit values on the tensor cores). With --dtype bfloat16 the
 factors are rounded to bfloat16 values: ours keeps float32 semantics (exact products, fp32
-sums) on the 16-bit kernel, PyTorch multiplies bfloat16 tensors into bfloat16 scores, so its
+sums) on the 16-bit values themselves, PyTorch multiplies bfloat16 tensors into bfloat16 scores, so its
 lists differ by rounding and are not compared. --user-scale keeps a
 case's catalogue and takes a fraction of its users (and seen items): the 1M-item case's
 catalogue without synthesizing all of its 250M seen items.
@@ -64,7 +65,7 @@ def parse_args():
                    help="fraction of each shape's users and seen items (items kept)")
     p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
                    help="factors: float32, or rounded to bfloat16 values (ours then scores them "
-                        "with the 16-bit kernel; PyTorch multiplies bfloat16 tensors)")
+                        "on the 16-bit values; PyTorch multiplies bfloat16 tensors)")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--cpu-column", action="store_true",
                    help="also time a CPU context's copy of the model (with --backend cuda)")

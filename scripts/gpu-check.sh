@@ -150,11 +150,15 @@ bench_serve() {
   (cd bench && python3 bench_recommend.py --lib ../.carry/lib/libsparsefac.so.0 --backend cuda \
     --cases netflix --cpu-column) >"$OUT/recommend_netflix.txt" 2>&1
   (cd bench && python3 bench_recommend.py --lib ../.carry/lib/libsparsefac.so.0 --backend cuda \
-    --cases yahoo --user-scale 0.1 --ranks 100 --reps 1) >"$OUT/recommend_yahoo.txt" 2>&1
+    --cases netflix --dtype bfloat16 --reps 5) >"$OUT/recommend_netflix_bf16.txt" 2>&1
+  (cd bench && python3 bench_recommend.py --lib ../.carry/lib/libsparsefac.so.0 --backend cuda \
+    --cases yahoo --user-scale 0.1 --ranks 100 --reps 1 --cpu-column --cpu-users 2000) \
+    >"$OUT/recommend_yahoo.txt" 2>&1
   (cd bench && python3 bench_fold_in.py --lib ../.carry/lib/libsparsefac.so.0) \
     >"$OUT/fold_in.txt" 2>&1
   date -u
-  tail -n 6 "$OUT/recommend_netflix.txt" "$OUT/recommend_yahoo.txt" "$OUT/fold_in.txt"
+  tail -n 6 "$OUT/recommend_netflix.txt" "$OUT/recommend_netflix_bf16.txt" \
+    "$OUT/recommend_yahoo.txt" "$OUT/fold_in.txt"
 }
 
 case "${1:-run}" in

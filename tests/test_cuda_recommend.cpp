@@ -562,6 +562,35 @@ TEST_F(CudaRecommend, TwoPassLeavesUsersWithManyTiesToTheSinglePass) {
   }
 }
 
+// A device memory limit that holds the model and a single-pass call but not the two passes'
+// survivors: the call takes the single pass (lists equal up to near-ties); with room, the two
+// passes (bit for bit). The copy is 6,300 rows of 32 floats and of 32 16-bit values plus a margin
+// a user (1,210,800 bytes); 100 users' single pass needs 8.4 KB, their two passes over 400 KB.
+TEST_F(CudaRecommend, TwoPassGivesWayToTheSinglePassUnderALimit) {
+  const KernelChoice kernel(Kernels::kAny);
+  const Shape s{300, 6000, 24};
+  const Both<Model> m = models(gaussian_data(rng, s, false));
+  ASSERT_TRUE(m.cpu && m.gpu);
+  const std::vector<int32_t> users = random_ids(rng, 100, s.users);
+  for (const int64_t limit : {int64_t{1300000}, int64_t{4} << 20}) {
+    SCOPED_TRACE(testing::Message() << "limit " << limit);
+    SFAC_ASSERT_OK(sfac_context_set_device_memory_limit(gpu.get(), limit));
+    const TwoPassCounts before = TwoPassCounts::now();
+    const TopN got = top_items(m.gpu.get(), users, 10);
+    const TwoPassCounts after = TwoPassCounts::now();
+    if (limit < (int64_t{1} << 20) * 2) {
+      EXPECT_EQ(after.listed, before.listed);
+      EXPECT_EQ(first_difference(top_items(m.cpu.get(), users, 11), got, 10, s.items,
+                                 Tolerance{1e-5, 1e-6}, predicted(m.cpu.get(), users)),
+                "");
+    } else {
+      EXPECT_EQ(after.listed - before.listed, static_cast<int64_t>(users.size()));
+      expect_identical(top_items(m.cpu.get(), users, 10), got, 10);
+    }
+  }
+  SFAC_ASSERT_OK(sfac_context_set_device_memory_limit(gpu.get(), 0));
+}
+
 // Cosine on exact data: the norms' square roots round, so ids agree where neighbouring CPU
 // scores are more than 1e-6 apart and scores within 1e-6; no item is its own neighbour; the
 // all-zero item is similarity 0 to everything (its own list: the lowest other ids).
