@@ -1,7 +1,8 @@
-// The host's top-n for many users (sgemm scores choose the candidates, the item-by-item score
-// orders them) against a brute-force walk through sfac_model_predict: the same lists and
-// bit-identical scores, with exact ties and near-ties (items one unit in the last place apart),
-// exclusions, users past one block and items past one chunk.
+// The host's top-n for many users and its similar items and users (sgemm scores choose the
+// candidates, the one-by-one score orders them) against a brute-force walk through
+// sfac_model_predict: the same lists and bit-identical scores, with exact ties and near-ties
+// (rows one unit in the last place apart), exclusions, queries past one block and candidates
+// past one chunk.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -66,6 +67,7 @@ TopN brute_force(const sfac_model* m, const std::vector<int32_t>& users, int n, 
 }
 
 class HostRecommend : public ::testing::TestWithParam<Case> {};
+class HostSimilar : public ::testing::TestWithParam<int64_t> {};
 
 }  // namespace
 
@@ -104,10 +106,93 @@ TEST_P(HostRecommend, ListsAndScoresAreTheItemByItemWalks) {
   }
 }
 
+// Similar items and users on a square model whose user and item factors are the same rows, so
+// that predict(q, j) is the dot product similar() ranks (no biases): inner products and cosines
+// (predict(q, j) / (sqrt(predict(q, q)) sqrt(predict(j, j))), 0 for the all-zero row 5), the
+// query itself never listed, ties and near-ties from rows in groups of four as above.
+TEST_P(HostSimilar, RowsAreTheRowByRowWalks) {
+  const Case c{false, GetParam()};
+  const int64_t rows = 1500;  // candidates past one chunk; 150 queries: 3 blocks
+  std::mt19937_64 rng(test_seed());
+  Context ctx = make_cpu_context(2, 5);
+  Sparse ratings = synthetic_ratings(ctx.get(), SFAC_FEEDBACK_EXPLICIT, rows, rows, rows * 10);
+  Model model = trained_model(ctx.get(), ratings.get(), SFAC_ALGO_ALS, false, 1, c.rank);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> y(static_cast<size_t>(rows * c.rank));
+  for (int64_t i = 0; i < rows; i += 4) {
+    for (int64_t t = 0; t < c.rank; ++t) y[i * c.rank + t] = normal(rng);
+    for (int64_t copy = 1; copy < 4 && i + copy < rows; ++copy) {
+      std::copy_n(y.begin() + i * c.rank, c.rank, y.begin() + (i + copy) * c.rank);
+    }
+    const int64_t t = static_cast<int64_t>(rng() % static_cast<uint64_t>(c.rank));
+    if (i + 2 < rows) y[(i + 2) * c.rank + t] = std::nextafter(y[i * c.rank + t], INFINITY);
+    if (i + 3 < rows) y[(i + 3) * c.rank + t] = std::nextafter(y[i * c.rank + t], -INFINITY);
+  }
+  std::fill_n(y.begin() + 5 * c.rank, c.rank, 0.0f);
+  SFAC_ASSERT_OK(sfac_model_set_user_factors(model.get(), y.data()));
+  SFAC_ASSERT_OK(sfac_model_set_item_factors(model.get(), y.data()));
+  std::vector<int32_t> asked(150);
+  for (size_t r = 0; r < asked.size(); ++r) asked[r] = static_cast<int32_t>((r * 7) % rows);
+  asked[1] = 5;
+  std::vector<float> norm(static_cast<size_t>(rows));
+  for (int32_t i = 0; i < rows; ++i) {
+    float self = 0.0f;
+    SFAC_ASSERT_OK(sfac_model_predict(model.get(), 1, &i, &i, &self));
+    norm[i] = std::sqrt(self);
+  }
+  for (const bool cosine : {false, true}) {
+    for (int n : {1, 10, 100, 1600}) {
+      SCOPED_TRACE(testing::Message() << "cosine " << cosine << " n " << n);
+      TopN want;
+      for (int32_t q : asked) {
+        std::vector<int32_t> ids, us;
+        for (int32_t j = 0; j < rows; ++j) {
+          if (j != q) ids.push_back(j);
+        }
+        us.assign(ids.size(), q);
+        std::vector<float> scores(ids.size());
+        SFAC_ASSERT_OK(sfac_model_predict(model.get(), static_cast<int64_t>(ids.size()), us.data(),
+                                          ids.data(), scores.data()));
+        for (size_t e = 0; e < ids.size() && cosine; ++e) {
+          const float denominator = norm[q] * norm[ids[e]];
+          scores[e] = denominator > 0.0f ? scores[e] / denominator : 0.0f;
+        }
+        std::vector<size_t> order(ids.size());
+        for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+          return scores[a] > scores[b] || (scores[a] == scores[b] && ids[a] < ids[b]);
+        });
+        for (int j = 0; j < n; ++j) {
+          const bool has = j < static_cast<int>(order.size());
+          want.items.push_back(has ? ids[order[j]] : -1);
+          want.scores.push_back(has ? scores[order[j]] : -INFINITY);
+        }
+      }
+      const sfac_similarity similarity =
+          cosine ? SFAC_SIMILARITY_COSINE : SFAC_SIMILARITY_INNER_PRODUCT;
+      for (const sfac_axis side : {SFAC_AXIS_COLS, SFAC_AXIS_ROWS}) {
+        TopN got;
+        got.items.assign(asked.size() * n, 0x7f7f7f7f);
+        got.scores.assign(asked.size() * n, NAN);
+        SFAC_ASSERT_OK(sfac_model_similar(model.get(), side, similarity,
+                                          static_cast<int64_t>(asked.size()), asked.data(), n,
+                                          got.items.data(), got.scores.data(),
+                                          static_cast<int64_t>(got.items.size())));
+        EXPECT_TRUE(got == want) << "side " << static_cast<int>(side);
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, HostRecommend,
                          ::testing::Values(Case{false, 100}, Case{true, 100}, Case{true, 7},
                                            Case{false, 1}, Case{false, 130}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return std::string(info.param.biases ? "Biases" : "NoBiases") +
                                   "Rank" + std::to_string(info.param.rank);
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Ranks, HostSimilar, ::testing::Values(1, 7, 100, 130),
+                         [](const ::testing::TestParamInfo<int64_t>& info) {
+                           return "Rank" + std::to_string(info.param);
                          });

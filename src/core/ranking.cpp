@@ -131,22 +131,23 @@ void score_candidates(const Model& m, int64_t u, const std::vector<int32_t>* all
   }
 }
 
-// Top-n of many users over every item, with the item scores of a block of users from one sgemm a
-// chunk of items instead of a dot product each. The sgemm sums in another order than dot(), so
-// its scores only choose candidates: a user keeps the items whose sgemm score is within twice
-// the bound of that difference (`margin`) of its running n-th best, and only those are scored
-// again by score(), which orders the list: lists and scores are those of the item-by-item walk
-// (and of predict). Let e be the n-th best exact score: the n items at or above it have sgemm
-// scores >= e - margin, so the n-th best sgemm score T >= e - margin; and T <= e + margin (else n
-// items would score above e exactly), so every item of the list scores >= T - 2 margin.
-constexpr int64_t kUserBlock = 64;    // users a sgemm
-constexpr int64_t kItemChunk = 1024;  // items a sgemm (a user block's scores: 256 KB)
+// Top-n of many queries over every candidate, with the scores of a block of queries from one
+// sgemm a chunk of candidates instead of a dot product each: users against items for recommend
+// (RecommendSide), items against items or users against users for similar (SimilarSide). The
+// sgemm sums in another order than dot(), so its scores only choose candidates: a query keeps
+// the candidates whose sgemm score is within twice the bound of that difference (`margin`) of
+// its running n-th best, and only those are scored again exactly, which orders the list: lists
+// and scores are those of the candidate-by-candidate walk (and of predict). Let e be the n-th
+// best exact score: the n candidates at or above it have sgemm scores >= e - margin, so the n-th
+// best sgemm score T >= e - margin; and T <= e + margin (else n candidates would score above e
+// exactly), so every candidate of the list scores >= T - 2 margin.
+constexpr int64_t kUserBlock = 64;    // queries a sgemm
+constexpr int64_t kItemChunk = 1024;  // candidates a sgemm (a query block's scores: 256 KB)
 
-class BlockedTopN {
+// Users against items: score() with the user's offset, the user's excluded items skipped.
+class RecommendSide {
  public:
-  // A user's running list never holds more than every item.
-  BlockedTopN(const Model& m, int n)
-      : m_(m), n_(n), kept_(static_cast<int>(std::min<int64_t>(n, m.items))) {
+  RecommendSide(const Model& m, const HostPattern& skip) : m_(m), skip_(skip) {
     for (int64_t i = 0; i < m.items; ++i) {
       const float* y = m.item(i);
       double norm = 0.0;
@@ -155,53 +156,156 @@ class BlockedTopN {
       if (m.has_biases) item_bias_ = std::max(item_bias_, double(std::abs(m.item_bias[i])));
     }
   }
+  int64_t rank() const { return m_.rank; }
+  int64_t candidates() const { return m_.items; }
+  const float* query_row(int64_t u) const { return m_.user(u); }
+  const float* candidate_rows(int64_t c0) const { return m_.item(c0); }
+  // Whether the candidates leave finite margins (factors or biases near float's range are left
+  // to the walk).
+  bool applies() const { return m_.rank > 0 && item_norm_ < 1e30 && item_bias_ < 1e30; }
 
-  // Users users[0 .. count) (at most kUserBlock) into their rows of out_items / out_scores.
-  // Scratch: `rows` kUserBlock x rank, `scores` kUserBlock x kItemChunk floats, `lists` and
-  // `candidates` kUserBlock entries each (reused across calls).
-  void run(const int32_t* users, int64_t count, const HostPattern& skip, int32_t* out_items,
-           float* out_scores, std::vector<float>& rows, std::vector<float>& scores,
-           std::vector<std::vector<float>>& lists, std::vector<std::vector<Candidate>>& candidates) {
-    const int64_t rank = m_.rank;
-    float margin[kUserBlock], offset[kUserBlock], threshold[kUserBlock];
-    const int32_t* cursor[kUserBlock];
-    bool walk[kUserBlock];  // margins past float's comfort: the item-by-item walk instead
-    for (int64_t j = 0; j < count; ++j) {
-      const int64_t u = users[j];
-      std::copy_n(m_.user(u), rank, rows.begin() + j * rank);
+  // The state of a block's query j (user u); its margin, and whether it takes the walk.
+  float prepare(int64_t j, int64_t u, bool* walk) {
+    double norm = 0.0;
+    for (int64_t t = 0; t < m_.rank; ++t) norm += double(m_.user(u)[t]) * m_.user(u)[t];
+    const double dots = std::sqrt(norm) * item_norm_;  // bounds |dot| (Cauchy-Schwarz)
+    offset_[j] = user_offset(m_, u);
+    const double biases = std::abs(double(offset_[j])) + item_bias_;
+    user_[j] = u;
+    cursor_[j] = skip_.begin(u);
+    *walk = !(dots < 1e30 && biases < 1e30);
+    // Both sums of rank products err by at most rank u |x| |y| (u = 2^-24); the bias additions
+    // round once more each, relative to the score's magnitude.
+    return static_cast<float>(2.0 * (double(m_.rank) + 2.0) * 0x1p-24 * dots +
+                              (dots + biases) * 0x1p-22);
+  }
+  float value(int64_t j, int32_t item, float dot) const {
+    return m_.has_biases ? dot + (offset_[j] + m_.item_bias[item]) : dot;
+  }
+  // Items come in increasing order within a block's walk: the cursor only moves forward.
+  bool skipped(int64_t j, int32_t item) {
+    const int32_t* end = skip_.end(user_[j]);
+    while (cursor_[j] != end && *cursor_[j] < item) ++cursor_[j];
+    return cursor_[j] != end && *cursor_[j] == item;
+  }
+  float exact(int64_t j, int32_t item) const {
+    return ranked(score(m_, user_[j], item, offset_[j]));
+  }
+  void walk(int64_t j, std::vector<Candidate>& out) const {
+    score_candidates(m_, user_[j], nullptr, skip_.begin(user_[j]), skip_.end(user_[j]), out);
+  }
+
+ private:
+  const Model& m_;
+  const HostPattern& skip_;
+  double item_norm_ = 0.0, item_bias_ = 0.0;
+  float offset_[kUserBlock];
+  int64_t user_[kUserBlock];
+  const int32_t* cursor_[kUserBlock];
+};
+
+// Rows of one side against the same side's rows (the query itself never listed): the dot
+// product, or the cosine dot / (norm_q norm_c), 0 where that denominator is 0.
+class SimilarSide {
+ public:
+  SimilarSide(const Model& m, bool users, bool cosine, const std::vector<float>& norms)
+      : m_(m), users_(users), cosine_(cosine), norms_(norms) {
+    const int64_t rows = candidates();
+    for (int64_t i = 0; i < rows && fits_; ++i) {
+      const float* y = row(i);
       double norm = 0.0;
-      for (int64_t t = 0; t < rank; ++t) norm += double(m_.user(u)[t]) * m_.user(u)[t];
-      const double dots = std::sqrt(norm) * item_norm_;  // bounds |dot| (Cauchy-Schwarz)
-      offset[j] = user_offset(m_, u);
-      const double biases = std::abs(double(offset[j])) + item_bias_;
-      // Both sums of rank products err by at most rank u |x| |y| (u = 2^-24); the bias additions
-      // round once more each, relative to the score's magnitude.
-      margin[j] = static_cast<float>(2.0 * (double(rank) + 2.0) * 0x1p-24 * dots +
-                                     (dots + biases) * 0x1p-22);
-      walk[j] = !(dots < 1e30 && biases < 1e30);
+      for (int64_t t = 0; t < m.rank; ++t) norm += double(y[t]) * y[t];
+      norm = std::sqrt(norm);
+      row_norm_ = std::max(row_norm_, norm);
+      // Cosines of rows with norms far from 1 divide by denominators that may leave float's
+      // normal range: those models take the walk.
+      if (cosine && norm != 0.0 && !(norm > 1e-15 && norm < 1e15)) fits_ = false;
+    }
+  }
+  int64_t rank() const { return m_.rank; }
+  int64_t candidates() const { return users_ ? m_.users : m_.items; }
+  const float* query_row(int64_t q) const { return row(q); }
+  const float* candidate_rows(int64_t c0) const { return row(c0); }
+  bool applies() const { return m_.rank > 0 && fits_ && row_norm_ < 1e30; }
+
+  float prepare(int64_t j, int64_t q, bool* walk) {
+    query_[j] = q;
+    double norm = 0.0;
+    for (int64_t t = 0; t < m_.rank; ++t) norm += double(row(q)[t]) * row(q)[t];
+    const double dots = std::sqrt(norm) * row_norm_;
+    *walk = !(dots < 1e30);
+    const double sums = 2.0 * (double(m_.rank) + 2.0) * 0x1p-24;  // both orders' sum errors
+    // A cosine divides both dot products by the same denominator, at least about |q| |c|
+    // (norms from dot(), relative error below (rank + 4) u), and rounds once more.
+    return static_cast<float>(cosine_ ? (sums + 0x1p-22) * 1.1 : sums * dots * 1.01);
+  }
+  float value(int64_t j, int32_t c, float dot) const {
+    if (!cosine_) return dot;
+    const float denominator = norms_[query_[j]] * norms_[c];
+    return denominator > 0.0f ? dot / denominator : 0.0f;
+  }
+  bool skipped(int64_t j, int32_t c) const { return c == query_[j]; }
+  float exact(int64_t j, int32_t c) const {
+    return ranked(value(j, c, dot(row(query_[j]), row(c), m_.rank)));
+  }
+  void walk(int64_t j, std::vector<Candidate>& out) const {
+    out.clear();
+    const int64_t rows = candidates();
+    for (int64_t c = 0; c < rows; ++c) {
+      if (c != query_[j]) add(out, exact(j, static_cast<int32_t>(c)), static_cast<int32_t>(c));
+    }
+  }
+
+ private:
+  const float* row(int64_t i) const { return users_ ? m_.user(i) : m_.item(i); }
+
+  const Model& m_;
+  bool users_, cosine_;
+  const std::vector<float>& norms_;
+  double row_norm_ = 0.0;
+  bool fits_ = true;
+  int64_t query_[kUserBlock];
+};
+
+template <typename Side>
+class BlockedTopN {
+ public:
+  // A query's running list never holds more than every candidate.
+  BlockedTopN(Side& side, int n)
+      : side_(side), n_(n), kept_(static_cast<int>(std::min<int64_t>(n, side.candidates()))) {}
+
+  // Queries queries[0 .. count) (at most kUserBlock) into their rows of out_ids / out_scores.
+  // Scratch: `rows` kUserBlock x rank, `scores` kUserBlock x kItemChunk floats, `lists` and
+  // `candidates` kUserBlock entries each (reused across calls). `side` holds the block's query
+  // state: one BlockedTopN (and side) a thread.
+  void run(const int32_t* queries, int64_t count, int32_t* out_ids, float* out_scores,
+           std::vector<float>& rows, std::vector<float>& scores,
+           std::vector<std::vector<float>>& lists, std::vector<std::vector<Candidate>>& candidates) {
+    const int64_t rank = side_.rank(), total = side_.candidates();
+    float margin[kUserBlock], threshold[kUserBlock];
+    bool walk[kUserBlock];  // margins past float's comfort: the candidate-by-candidate walk
+    for (int64_t j = 0; j < count; ++j) {
+      std::copy_n(side_.query_row(queries[j]), rank, rows.begin() + j * rank);
+      margin[j] = side_.prepare(j, queries[j], &walk[j]);
       threshold[j] = walk[j] ? std::numeric_limits<float>::infinity()
                              : -std::numeric_limits<float>::infinity();
-      cursor[j] = skip.begin(u);
       lists[j].clear();
       candidates[j].clear();
     }
-    for (int64_t c0 = 0; c0 < m_.items; c0 += kItemChunk) {
-      const int64_t chunk = std::min(kItemChunk, m_.items - c0);
+    for (int64_t c0 = 0; c0 < total; c0 += kItemChunk) {
+      const int64_t chunk = std::min(kItemChunk, total - c0);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(count),
                   static_cast<int>(chunk), static_cast<int>(rank), 1.0f, rows.data(),
-                  static_cast<int>(rank), m_.item(c0), static_cast<int>(rank), 0.0f,
+                  static_cast<int>(rank), side_.candidate_rows(c0), static_cast<int>(rank), 0.0f,
                   scores.data(), static_cast<int>(kItemChunk));
       for (int64_t j = 0; j < count; ++j) {
         const float* s = scores.data() + j * kItemChunk;
-        const int32_t* end = skip.end(users[j]);
         std::vector<float>& list = lists[j];  // a min-heap of the best n sgemm scores
         for (int64_t i = 0; i < chunk; ++i) {
-          const int32_t item = static_cast<int32_t>(c0 + i);
-          const float v = m_.has_biases ? s[i] + (offset[j] + m_.item_bias[item]) : s[i];
-          if (!(v >= threshold[j])) continue;
-          while (cursor[j] != end && *cursor[j] < item) ++cursor[j];
-          if (cursor[j] != end && *cursor[j] == item) continue;
-          candidates[j].push_back({v, item});
+          const auto c = static_cast<int32_t>(c0 + i);
+          const float v = side_.value(j, c, s[i]);
+          if (!(v >= threshold[j]) || side_.skipped(j, c)) continue;
+          candidates[j].push_back({v, c});
           if (static_cast<int>(list.size()) < kept_) {
             list.push_back(v);
             std::push_heap(list.begin(), list.end(), std::greater<float>());
@@ -220,31 +324,78 @@ class BlockedTopN {
       // The survivors of the final threshold, scored exactly; then the list as the walk makes it.
       std::vector<Candidate>& c = candidates[j];
       if (walk[j]) {
-        score_candidates(m_, users[j], nullptr, skip.begin(users[j]), skip.end(users[j]), c);
-        write_top(c, n_, out_items + j * n_, out_scores + j * n_);
-        continue;
-      }
-      size_t survivors = 0;
-      for (const Candidate& e : c) {
-        if (e.score >= threshold[j]) {
-          c[survivors].item = e.item;
-          c[survivors++].score = ranked(score(m_, users[j], e.item, offset[j]));
+        side_.walk(j, c);
+      } else {
+        size_t survivors = 0;
+        for (const Candidate& e : c) {
+          if (e.score >= threshold[j]) {
+            c[survivors].item = e.item;
+            c[survivors++].score = side_.exact(j, e.item);
+          }
         }
+        c.resize(survivors);
       }
-      c.resize(survivors);
-      write_top(c, n_, out_items + j * n_, out_scores + j * n_);
+      write_top(c, n_, out_ids + j * n_, out_scores + j * n_);
     }
   }
 
-  // Whether the item side leaves finite margins (factors or biases near float's range are left
-  // to the item-by-item walk).
-  bool applies() const { return m_.rank > 0 && item_norm_ < 1e30 && item_bias_ < 1e30; }
-
  private:
-  const Model& m_;
+  Side& side_;
   int n_, kept_;
-  double item_norm_ = 0.0, item_bias_ = 0.0;
 };
+
+// Top-n lists of queries[0 .. count) by blocks of kUserBlock queries, one Side (made by
+// make_side()) and its BlockedTopN a thread.
+template <typename MakeSide>
+void blocked_top_n(MakeSide make_side, int64_t rank, int64_t count, const int32_t* queries,
+                   int64_t candidates, int n, int32_t* out_ids, float* out_scores,
+                   int num_threads) {
+  const int64_t blocks = (count + kUserBlock - 1) / kUserBlock;
+  const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), blocks));
+  // Scratch per thread, allocated before the parallel region; a query's candidates may still
+  // grow (ties), so a block's exception is kept and raised after the region.
+  using Side = decltype(make_side());
+  struct Scratch {
+    std::unique_ptr<Side> side;
+    std::vector<float> rows, scores;
+    std::vector<std::vector<float>> lists;
+    std::vector<std::vector<Candidate>> candidates;
+    std::exception_ptr failure;
+  };
+  std::vector<Scratch> scratch(static_cast<size_t>(threads));
+  for (Scratch& s : scratch) {
+    s.side = std::make_unique<Side>(make_side());
+    s.rows.resize(static_cast<size_t>(kUserBlock * rank));
+    s.scores.resize(static_cast<size_t>(kUserBlock * kItemChunk));
+    s.lists.resize(kUserBlock);
+    s.candidates.resize(kUserBlock);
+    for (auto& l : s.lists) l.reserve(static_cast<size_t>(std::min<int64_t>(n, candidates)));
+    for (auto& c : s.candidates) {
+      c.reserve(static_cast<size_t>(std::min<int64_t>(candidates, 4 * int64_t{n} + 64)));
+    }
+  }
+  // Each sgemm is one block's: BLAS threads would compete with the queries' threads.
+  host::ScopedBlasThreads single(1);
+#pragma omp parallel num_threads(threads)
+  {
+    Scratch& s = scratch[static_cast<size_t>(omp_get_thread_num())];
+    BlockedTopN<Side> blocked(*s.side, n);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < blocks; ++b) {
+      if (s.failure) continue;
+      const int64_t r0 = b * kUserBlock;
+      try {
+        blocked.run(queries + r0, std::min(kUserBlock, count - r0), out_ids + r0 * n,
+                    out_scores + r0 * n, s.rows, s.scores, s.lists, s.candidates);
+      } catch (...) {
+        s.failure = std::current_exception();
+      }
+    }
+  }
+  for (const Scratch& s : scratch) {
+    if (s.failure) std::rethrow_exception(s.failure);
+  }
+}
 
 // One candidate buffer per thread, allocated before the parallel region so that nothing in it
 // can throw.
@@ -265,51 +416,14 @@ void require_top_n(int n, int64_t count) {
 void host_top_n(const Model& model, int64_t count, const int32_t* users, int n,
                 const HostPattern& skip, const std::vector<int32_t>* allow, int32_t* out_items,
                 float* out_scores, int num_threads) {
-  const std::unique_ptr<BlockedTopN> blocked =
-      allow ? nullptr : std::make_unique<BlockedTopN>(model, n);
-  if (blocked && blocked->applies()) {
-    const int64_t blocks = (count + kUserBlock - 1) / kUserBlock;
-    const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), blocks));
-    // Scratch per thread, allocated before the parallel region; a user's candidates may still
-    // grow (ties), so a block's exception is kept and raised after the region.
-    struct Scratch {
-      std::vector<float> rows, scores;
-      std::vector<std::vector<float>> lists;
-      std::vector<std::vector<Candidate>> candidates;
-      std::exception_ptr failure;
-    };
-    std::vector<Scratch> scratch(static_cast<size_t>(threads));
-    for (Scratch& s : scratch) {
-      s.rows.resize(static_cast<size_t>(kUserBlock * model.rank));
-      s.scores.resize(static_cast<size_t>(kUserBlock * kItemChunk));
-      s.lists.resize(kUserBlock);
-      s.candidates.resize(kUserBlock);
-      for (auto& l : s.lists) l.reserve(static_cast<size_t>(std::min<int64_t>(n, model.items)));
-      for (auto& c : s.candidates) {
-        c.reserve(static_cast<size_t>(std::min<int64_t>(model.items, 4 * n + 64)));
-      }
+  if (!allow) {
+    // The item norms are one pass over the items: made once, copied to each thread's side.
+    const RecommendSide side(model, skip);
+    if (side.applies()) {
+      blocked_top_n([&side] { return side; }, model.rank, count, users, model.items, n,
+                    out_items, out_scores, num_threads);
+      return;
     }
-    // Each sgemm is one block's: BLAS threads would compete with the users' threads.
-    host::ScopedBlasThreads single(1);
-#pragma omp parallel num_threads(threads)
-    {
-      Scratch& s = scratch[static_cast<size_t>(omp_get_thread_num())];
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t b = 0; b < blocks; ++b) {
-        if (s.failure) continue;
-        const int64_t r0 = b * kUserBlock;
-        try {
-          blocked->run(users + r0, std::min(kUserBlock, count - r0), skip, out_items + r0 * n,
-                      out_scores + r0 * n, s.rows, s.scores, s.lists, s.candidates);
-        } catch (...) {
-          s.failure = std::current_exception();
-        }
-      }
-    }
-    for (const Scratch& s : scratch) {
-      if (s.failure) std::rethrow_exception(s.failure);
-    }
-    return;
   }
   const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), count));
   auto buffers =
@@ -406,6 +520,12 @@ void similar(const Model& model, sfac_axis side, sfac_similarity similarity, int
 #pragma omp parallel for num_threads(num_threads) schedule(static) if (rows > 4096)
   for (int64_t i = 0; i < static_cast<int64_t>(norms.size()); ++i) {
     norms[i] = std::sqrt(dot(row(i), row(i), rank));
+  }
+  const SimilarSide rows_side(model, users, cosine, norms);
+  if (rows_side.applies()) {
+    blocked_top_n([&rows_side] { return rows_side; }, rank, count, ids, rows, n, out_ids,
+                  out_scores, num_threads);
+    return;
   }
   const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), count));
   auto buffers = thread_buffers(threads, rows);
