@@ -36,6 +36,40 @@ std::vector<std::vector<int32_t>> rows_of(const sfac_sparse* m, int64_t users) {
   return out;
 }
 
+// rows x rank Gaussian factors in groups of four: a row, an exact copy (tied scores) and two
+// copies with one entry one unit in the last place up or down (scores a rounding apart, which
+// the sgemm may order otherwise than the one-by-one dot products).
+std::vector<float> rows_in_fours(std::mt19937_64& rng, int64_t rows, int64_t rank) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> y(static_cast<size_t>(rows * rank));
+  for (int64_t i = 0; i < rows; i += 4) {
+    for (int64_t t = 0; t < rank; ++t) y[i * rank + t] = normal(rng);
+    for (int64_t copy = 1; copy < 4 && i + copy < rows; ++copy) {
+      std::copy_n(y.begin() + i * rank, rank, y.begin() + (i + copy) * rank);
+    }
+    const int64_t t = static_cast<int64_t>(rng() % static_cast<uint64_t>(rank));
+    if (i + 2 < rows) y[(i + 2) * rank + t] = std::nextafter(y[i * rank + t], INFINITY);
+    if (i + 3 < rows) y[(i + 3) * rank + t] = std::nextafter(y[i * rank + t], -INFINITY);
+  }
+  return y;
+}
+
+// The best n of (ids, scores) appended to `out`: higher score, then lower id; padded with
+// -1 / -infinity.
+void append_best(const std::vector<int32_t>& ids, const std::vector<float>& scores, int n,
+                 TopN& out) {
+  std::vector<size_t> order(ids.size());
+  for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return scores[a] > scores[b] || (scores[a] == scores[b] && ids[a] < ids[b]);
+  });
+  for (int j = 0; j < n; ++j) {
+    const bool has = j < static_cast<int>(order.size());
+    out.items.push_back(has ? ids[order[j]] : -1);
+    out.scores.push_back(has ? scores[order[j]] : -INFINITY);
+  }
+}
+
 // Every item not excluded, scored by predict, best first (higher score, then lower id; NaN
 // never occurs here), padded with -1 / -infinity.
 TopN brute_force(const sfac_model* m, const std::vector<int32_t>& users, int n, int64_t items,
@@ -52,16 +86,7 @@ TopN brute_force(const sfac_model* m, const std::vector<int32_t>& users, int n, 
     EXPECT_EQ(sfac_model_predict(m, static_cast<int64_t>(ids.size()), us.data(), ids.data(),
                                  scores.data()),
               SFAC_OK);
-    std::vector<size_t> order(ids.size());
-    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return scores[a] > scores[b] || (scores[a] == scores[b] && ids[a] < ids[b]);
-    });
-    for (int j = 0; j < n; ++j) {
-      const bool has = j < static_cast<int>(order.size());
-      out.items.push_back(has ? ids[order[j]] : -1);
-      out.scores.push_back(has ? scores[order[j]] : -INFINITY);
-    }
+    append_best(ids, scores, n, out);
   }
   return out;
 }
@@ -78,21 +103,11 @@ TEST_P(HostRecommend, ListsAndScoresAreTheItemByItemWalks) {
   Context ctx = make_cpu_context(2, 5);
   Sparse ratings = synthetic_ratings(ctx.get(), SFAC_FEEDBACK_EXPLICIT, users, items, users * 40);
   Model model = trained_model(ctx.get(), ratings.get(), SFAC_ALGO_ALS, c.biases, 1, c.rank);
-  // Random factors; items come in groups of four: a row, an exact copy (tied scores) and two
-  // copies with one entry one unit in the last place up or down (scores a rounding apart, which
-  // the sgemm may order otherwise than the item-by-item dot products).
+  // Random factors; items in groups of four (rows_in_fours: ties and near-ties).
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(users * c.rank)), y(static_cast<size_t>(items * c.rank));
+  std::vector<float> x(static_cast<size_t>(users * c.rank));
   for (float& v : x) v = normal(rng);
-  for (int64_t i = 0; i < items; i += 4) {
-    for (int64_t t = 0; t < c.rank; ++t) y[i * c.rank + t] = normal(rng);
-    for (int64_t copy = 1; copy < 4 && i + copy < items; ++copy) {
-      std::copy_n(y.begin() + i * c.rank, c.rank, y.begin() + (i + copy) * c.rank);
-    }
-    const int64_t t = static_cast<int64_t>(rng() % static_cast<uint64_t>(c.rank));
-    if (i + 2 < items) y[(i + 2) * c.rank + t] = std::nextafter(y[i * c.rank + t], INFINITY);
-    if (i + 3 < items) y[(i + 3) * c.rank + t] = std::nextafter(y[i * c.rank + t], -INFINITY);
-  }
+  const std::vector<float> y = rows_in_fours(rng, items, c.rank);
   SFAC_ASSERT_OK(sfac_model_set_user_factors(model.get(), x.data()));
   SFAC_ASSERT_OK(sfac_model_set_item_factors(model.get(), y.data()));
   const auto excluded = rows_of(ratings.get(), users);
@@ -117,17 +132,7 @@ TEST_P(HostSimilar, RowsAreTheRowByRowWalks) {
   Context ctx = make_cpu_context(2, 5);
   Sparse ratings = synthetic_ratings(ctx.get(), SFAC_FEEDBACK_EXPLICIT, rows, rows, rows * 10);
   Model model = trained_model(ctx.get(), ratings.get(), SFAC_ALGO_ALS, false, 1, c.rank);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> y(static_cast<size_t>(rows * c.rank));
-  for (int64_t i = 0; i < rows; i += 4) {
-    for (int64_t t = 0; t < c.rank; ++t) y[i * c.rank + t] = normal(rng);
-    for (int64_t copy = 1; copy < 4 && i + copy < rows; ++copy) {
-      std::copy_n(y.begin() + i * c.rank, c.rank, y.begin() + (i + copy) * c.rank);
-    }
-    const int64_t t = static_cast<int64_t>(rng() % static_cast<uint64_t>(c.rank));
-    if (i + 2 < rows) y[(i + 2) * c.rank + t] = std::nextafter(y[i * c.rank + t], INFINITY);
-    if (i + 3 < rows) y[(i + 3) * c.rank + t] = std::nextafter(y[i * c.rank + t], -INFINITY);
-  }
+  std::vector<float> y = rows_in_fours(rng, rows, c.rank);
   std::fill_n(y.begin() + 5 * c.rank, c.rank, 0.0f);
   SFAC_ASSERT_OK(sfac_model_set_user_factors(model.get(), y.data()));
   SFAC_ASSERT_OK(sfac_model_set_item_factors(model.get(), y.data()));
@@ -157,16 +162,7 @@ TEST_P(HostSimilar, RowsAreTheRowByRowWalks) {
           const float denominator = norm[q] * norm[ids[e]];
           scores[e] = denominator > 0.0f ? scores[e] / denominator : 0.0f;
         }
-        std::vector<size_t> order(ids.size());
-        for (size_t j = 0; j < order.size(); ++j) order[j] = j;
-        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-          return scores[a] > scores[b] || (scores[a] == scores[b] && ids[a] < ids[b]);
-        });
-        for (int j = 0; j < n; ++j) {
-          const bool has = j < static_cast<int>(order.size());
-          want.items.push_back(has ? ids[order[j]] : -1);
-          want.scores.push_back(has ? scores[order[j]] : -INFINITY);
-        }
+        append_best(ids, scores, n, want);
       }
       const sfac_similarity similarity =
           cosine ? SFAC_SIMILARITY_COSINE : SFAC_SIMILARITY_INNER_PRODUCT;
