@@ -65,6 +65,9 @@ const Case kCases[] = {
     {"graph1m", 1000000, 1000000, 10000000, 0.5},
     {"uni100k", 100000, 100000, 100000000, 0.0},
     {"uni2k", 2000, 2000, 160000, 0.0},
+    // A small, fairly dense pattern (10% of the cells), where a per-nonzero kernel has little
+    // to gain over cuSPARSE's dense-like tiles.
+    {"dense4k", 4000, 4000, 1600000, 0.0},
     // Not in the default suite: a graph with hubs, to see how each library copes with rows of
     // tens of thousands of nonzeros (graph1m's densest row has ~10k).
     {"rmat1m", 1 << 20, 1 << 20, 10000000, 0.0, true},
@@ -73,6 +76,8 @@ const Case kCases[] = {
 // The issue's suite, the default of the benchmarks that run it. The other cases of kCases run
 // only when named.
 constexpr char kSuiteCases[] = "ml20m,netflix,graph1m,uni100k,uni2k,yahoo";
+// Its ranks, over which its geometric means are taken.
+constexpr char kSuiteRanks[] = "32,128,512";
 
 // "[--cases <the suite> (also: <the other cases>)]", for a benchmark's usage line.
 inline std::string suite_cases_usage() {

@@ -7,9 +7,14 @@
 // gather of B's float32 / 16-bit rows (see plain_gather); max_x / max16 = cusp_ms over it. The
 // summary adds the geometric means with each case at the better of ours and its plain gather:
 // what this suite allows a kernel that gathers each nonzero's B row once from where it sits.
+// The default run is the suite (its cases at K = 32, 128, 512), over which the geometric means
+// are taken, plus the cases that look for cliffs: the ranks 48, 100 and 200 (not powers of
+// two; at 100 a bfloat16 row is 200 bytes, not a multiple of 16) and the dense mid-size pattern
+// dense4k. Over all of them it prints the smallest speedup and the largest ratio of the
+// bfloat16 time to the float32 time of the same case.
 //
-//   bench_sddmm_cuda [--cases ml20m,netflix,...] [--k 32,128,512] [--reps 10]
-//                    [--alg auto|nnz|row|tiled]
+//   bench_sddmm_cuda [--cases ml20m,netflix,...,dense4k] [--k 32,48,100,128,200,512]
+//                    [--reps 10] [--alg auto|nnz|row|tiled]
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <thrust/device_vector.h>
@@ -134,9 +139,11 @@ const char* algorithm_word(sfac_sddmm_algorithm algorithm) {
 
 int main(int argc, char** argv) {
   Flags flags(argc, argv,
-              suite_cases_usage() + " [--k 32,128,512] [--reps 10]" + algorithm_usage());
-  const std::vector<const Case*> suite = cases_named(flags.text("--cases", kSuiteCases));
-  const std::vector<int64_t> ks = flags.ranks("32,128,512");
+              suite_cases_usage() + " [--k 32,48,100,128,200,512] [--reps 10]" +
+                  algorithm_usage());
+  const std::vector<const Case*> suite =
+      cases_named(flags.text("--cases", std::string(kSuiteCases) + ",dense4k"));
+  const std::vector<int64_t> ks = flags.ranks("32,48,100,128,200,512");
   const int reps = flags.reps(10);
   const sfac_sddmm_algorithm algorithm =
       algorithm_named(flags.choice("--alg", "auto", algorithm_words()));
@@ -159,7 +166,16 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   CHECK_SFAC(sfac_context_set_stream(ctx, stream));
   CHECK_SPARSE(cusparseSetStream(handle, stream));
-  std::vector<double> speedups, bf16_speedups, gather_speedups, bf16_gather_speedups;
+  // Per measured case: whether it belongs to the suite (its geometric means), and the ratios.
+  struct Result {
+    std::string name;
+    int64_t k;
+    bool in_suite;
+    double speedup, bf16_speedup, gather_speedup, bf16_gather_speedup, bf16_over_f32;
+  };
+  std::vector<Result> results;
+  const std::vector<std::string> suite_names = split(kSuiteCases);
+  const std::vector<std::string> suite_ranks = split(kSuiteRanks);
   for (const Case* cs : suite) {
     const HostCsr pat = make_pattern(*cs, 42);
     const int64_t nnz = static_cast<int64_t>(pat.cols.size());
@@ -246,11 +262,14 @@ int main(int argc, char** argv) {
       }
       const double floor_bytes = 12.0 * nnz + 4.0 * k * (cs->rows + cs->cols);
       const double floor_ms = floor_bytes / bw * 1e3;
-      speedups.push_back(theirs / ours);
-      bf16_speedups.push_back(theirs / ours_bf16);
-      gather_speedups.push_back(theirs / (gather32 > 0 ? std::min(ours, gather32) : ours));
-      bf16_gather_speedups.push_back(theirs /
-                                     (gather16 > 0 ? std::min(ours_bf16, gather16) : ours_bf16));
+      const bool in_suite =
+          std::find(suite_names.begin(), suite_names.end(), cs->name) != suite_names.end() &&
+          std::find(suite_ranks.begin(), suite_ranks.end(), std::to_string(k)) !=
+              suite_ranks.end();
+      results.push_back({cs->name, k, in_suite, theirs / ours, theirs / ours_bf16,
+                         theirs / (gather32 > 0 ? std::min(ours, gather32) : ours),
+                         theirs / (gather16 > 0 ? std::min(ours_bf16, gather16) : ours_bf16),
+                         ours_bf16 / ours});
       std::printf(
           "%-8s %9lld %9lld %10lld %4lld %10.3f %10.3f %8.0f %8.2f %6.1f%% %6.1f%% %10.3f %8.2f "
           "%8.1f %8.3f %6.2f %8.3f %6.2f %s%s\n",
@@ -270,16 +289,37 @@ int main(int argc, char** argv) {
     sfac_sparse_destroy(p);
     sfac_sparse_destroy(s);
   }
-  auto summary = [](const char* what, const std::vector<double>& x) {
-    double log_sum = 0.0;
-    for (double v : x) log_sum += std::log(v);
-    std::printf("%s: geometric-mean speedup over cuSPARSE %.2fx (min %.2fx) over %zu cases\n", what,
-                std::exp(log_sum / x.size()), *std::min_element(x.begin(), x.end()), x.size());
+  // Geometric mean over the suite's cases, smallest over every case measured.
+  auto summary = [&results](const char* what, double Result::*field) {
+    double log_sum = 0.0, least = INFINITY;
+    int suite_count = 0;
+    std::string where;
+    for (const Result& r : results) {
+      if (r.in_suite) {
+        log_sum += std::log(r.*field);
+        ++suite_count;
+      }
+      if (r.*field < least) {
+        least = r.*field;
+        where = r.name + " K=" + std::to_string(r.k);
+      }
+    }
+    std::printf("%s: geometric-mean speedup over cuSPARSE %.2fx over the %d suite cases; min %.2fx "
+                "(%s) over all %zu\n",
+                what, suite_count > 0 ? std::exp(log_sum / suite_count) : NAN, suite_count, least,
+                where.c_str(), results.size());
   };
-  summary("float32", speedups);
-  summary("bfloat16", bf16_speedups);
-  summary("float32, each case at min(ours, plain gather)", gather_speedups);
-  summary("bfloat16, each case at min(ours, plain gather)", bf16_gather_speedups);
+  summary("float32", &Result::speedup);
+  summary("bfloat16", &Result::bf16_speedup);
+  summary("float32, each case at min(ours, plain gather)", &Result::gather_speedup);
+  summary("bfloat16, each case at min(ours, plain gather)", &Result::bf16_gather_speedup);
+  if (!results.empty()) {
+    const Result& worst = *std::max_element(
+        results.begin(), results.end(),
+        [](const Result& a, const Result& b) { return a.bf16_over_f32 < b.bf16_over_f32; });
+    std::printf("largest bfloat16 / float32 time: %.2f (%s K=%lld)\n", worst.bf16_over_f32,
+                worst.name.c_str(), static_cast<long long>(worst.k));
+  }
   cusparseDestroy(handle);
   sfac_context_destroy(ctx);
   CHECK_CUDA(cudaStreamDestroy(stream));
