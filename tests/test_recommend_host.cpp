@@ -117,7 +117,8 @@ TEST_P(HostRecommend, ListsAndScoresAreTheItemByItemWalks) {
     SCOPED_TRACE(testing::Message() << "n " << n);
     const TopN want = brute_force(model.get(), asked, n, items, &excluded);
     EXPECT_TRUE(recommend(model.get(), asked, n, ratings.get()) == want);
-    EXPECT_TRUE(recommend(model.get(), asked, n) == brute_force(model.get(), asked, n, items, nullptr));
+    EXPECT_TRUE(recommend(model.get(), asked, n) ==
+                brute_force(model.get(), asked, n, items, nullptr));
   }
 }
 
@@ -139,53 +140,64 @@ TEST_P(HostSimilar, RowsAreTheRowByRowWalks) {
   std::vector<int32_t> asked(150);
   for (size_t r = 0; r < asked.size(); ++r) asked[r] = static_cast<int32_t>((r * 7) % rows);
   asked[1] = 5;
+  asked[2] = 9;
   std::vector<float> norm(static_cast<size_t>(rows));
-  for (int32_t i = 0; i < rows; ++i) {
-    float self = 0.0f;
-    SFAC_ASSERT_OK(sfac_model_predict(model.get(), 1, &i, &i, &self));
-    norm[i] = std::sqrt(self);
-  }
-  for (const bool cosine : {false, true}) {
-    for (int n : {1, 10, 100, 1600}) {
-      SCOPED_TRACE(testing::Message() << "cosine " << cosine << " n " << n);
-      TopN want;
-      for (int32_t q : asked) {
-        std::vector<int32_t> ids, us;
-        for (int32_t j = 0; j < rows; ++j) {
-          if (j != q) ids.push_back(j);
+  // Every list of the model as it is against brute force.
+  auto check = [&] {
+    for (int32_t i = 0; i < rows; ++i) {
+      float self = 0.0f;
+      SFAC_ASSERT_OK(sfac_model_predict(model.get(), 1, &i, &i, &self));
+      norm[i] = std::sqrt(self);
+    }
+    for (const bool cosine : {false, true}) {
+      for (int n : {1, 10, 100, 1600}) {
+        SCOPED_TRACE(testing::Message() << "cosine " << cosine << " n " << n);
+        TopN want;
+        for (int32_t q : asked) {
+          std::vector<int32_t> ids, us;
+          for (int32_t j = 0; j < rows; ++j) {
+            if (j != q) ids.push_back(j);
+          }
+          us.assign(ids.size(), q);
+          std::vector<float> scores(ids.size());
+          SFAC_ASSERT_OK(sfac_model_predict(model.get(), static_cast<int64_t>(ids.size()),
+                                            us.data(), ids.data(), scores.data()));
+          for (size_t e = 0; e < ids.size() && cosine; ++e) {
+            const float denominator = norm[q] * norm[ids[e]];
+            scores[e] = denominator > 0.0f ? scores[e] / denominator : 0.0f;
+          }
+          append_best(ids, scores, n, want);
         }
-        us.assign(ids.size(), q);
-        std::vector<float> scores(ids.size());
-        SFAC_ASSERT_OK(sfac_model_predict(model.get(), static_cast<int64_t>(ids.size()), us.data(),
-                                          ids.data(), scores.data()));
-        for (size_t e = 0; e < ids.size() && cosine; ++e) {
-          const float denominator = norm[q] * norm[ids[e]];
-          scores[e] = denominator > 0.0f ? scores[e] / denominator : 0.0f;
+        const sfac_similarity similarity =
+            cosine ? SFAC_SIMILARITY_COSINE : SFAC_SIMILARITY_INNER_PRODUCT;
+        for (const sfac_axis side : {SFAC_AXIS_COLS, SFAC_AXIS_ROWS}) {
+          TopN got;
+          got.items.assign(asked.size() * n, 0x7f7f7f7f);
+          got.scores.assign(asked.size() * n, NAN);
+          SFAC_ASSERT_OK(sfac_model_similar(
+              model.get(), side, similarity, static_cast<int64_t>(asked.size()), asked.data(), n,
+              got.items.data(), got.scores.data(), static_cast<int64_t>(got.items.size())));
+          EXPECT_TRUE(got == want) << "side " << static_cast<int>(side);
         }
-        append_best(ids, scores, n, want);
-      }
-      const sfac_similarity similarity =
-          cosine ? SFAC_SIMILARITY_COSINE : SFAC_SIMILARITY_INNER_PRODUCT;
-      for (const sfac_axis side : {SFAC_AXIS_COLS, SFAC_AXIS_ROWS}) {
-        TopN got;
-        got.items.assign(asked.size() * n, 0x7f7f7f7f);
-        got.scores.assign(asked.size() * n, NAN);
-        SFAC_ASSERT_OK(sfac_model_similar(model.get(), side, similarity,
-                                          static_cast<int64_t>(asked.size()), asked.data(), n,
-                                          got.items.data(), got.scores.data(),
-                                          static_cast<int64_t>(got.items.size())));
-        EXPECT_TRUE(got == want) << "side " << static_cast<int>(side);
       }
     }
-  }
+  };
+  check();
+  // Row 9 scaled by 1e17: its norm leaves the range in which the blocks' bounds are kept, so
+  // cosines are walked row by row, and so are row 9's own inner products.
+  for (int64_t t = 0; t < c.rank; ++t) y[9 * c.rank + t] *= 1e17f;
+  SFAC_ASSERT_OK(sfac_model_set_user_factors(model.get(), y.data()));
+  SFAC_ASSERT_OK(sfac_model_set_item_factors(model.get(), y.data()));
+  SCOPED_TRACE("row 9 scaled by 1e17");
+  check();
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, HostRecommend,
                          ::testing::Values(Case{false, 100}, Case{true, 100}, Case{true, 7},
                                            Case{false, 1}, Case{false, 130}),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           return std::string(info.param.biases ? "Biases" : "NoBiases") +
-                                  "Rank" + std::to_string(info.param.rank);
+                           return std::string(info.param.biases ? "Biases" : "NoBiases") + "Rank" +
+                                  std::to_string(info.param.rank);
                          });
 
 INSTANTIATE_TEST_SUITE_P(Ranks, HostSimilar, ::testing::Values(1, 7, 100, 130),

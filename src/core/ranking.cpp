@@ -144,15 +144,19 @@ void score_candidates(const Model& m, int64_t u, const std::vector<int32_t>* all
 constexpr int64_t kUserBlock = 64;    // queries a sgemm
 constexpr int64_t kItemChunk = 1024;  // candidates a sgemm (a query block's scores: 256 KB)
 
+// |x| in double: the blocked top-n's margins bound dot products by norms.
+inline double row_norm(const float* x, int64_t rank) {
+  double sum = 0.0;
+  for (int64_t t = 0; t < rank; ++t) sum += double(x[t]) * x[t];
+  return std::sqrt(sum);
+}
+
 // Users against items: score() with the user's offset, the user's excluded items skipped.
 class RecommendSide {
  public:
   RecommendSide(const Model& m, const HostPattern& skip) : m_(m), skip_(skip) {
     for (int64_t i = 0; i < m.items; ++i) {
-      const float* y = m.item(i);
-      double norm = 0.0;
-      for (int64_t t = 0; t < m.rank; ++t) norm += double(y[t]) * y[t];
-      item_norm_ = std::max(item_norm_, std::sqrt(norm));
+      item_norm_ = std::max(item_norm_, row_norm(m.item(i), m.rank));
       if (m.has_biases) item_bias_ = std::max(item_bias_, double(std::abs(m.item_bias[i])));
     }
   }
@@ -166,9 +170,7 @@ class RecommendSide {
 
   // The state of a block's query j (user u); its margin, and whether it takes the walk.
   float prepare(int64_t j, int64_t u, bool* walk) {
-    double norm = 0.0;
-    for (int64_t t = 0; t < m_.rank; ++t) norm += double(m_.user(u)[t]) * m_.user(u)[t];
-    const double dots = std::sqrt(norm) * item_norm_;  // bounds |dot| (Cauchy-Schwarz)
+    const double dots = row_norm(m_.user(u), m_.rank) * item_norm_;  // bounds |dot|
     offset_[j] = user_offset(m_, u);
     const double biases = std::abs(double(offset_[j])) + item_bias_;
     user_[j] = u;
@@ -212,10 +214,7 @@ class SimilarSide {
       : m_(m), users_(users), cosine_(cosine), norms_(norms) {
     const int64_t rows = candidates();
     for (int64_t i = 0; i < rows && fits_; ++i) {
-      const float* y = row(i);
-      double norm = 0.0;
-      for (int64_t t = 0; t < m.rank; ++t) norm += double(y[t]) * y[t];
-      norm = std::sqrt(norm);
+      const double norm = row_norm(row(i), m.rank);
       row_norm_ = std::max(row_norm_, norm);
       // Cosines of rows with norms far from 1 divide by denominators that may leave float's
       // normal range: those models take the walk.
@@ -230,34 +229,39 @@ class SimilarSide {
 
   float prepare(int64_t j, int64_t q, bool* walk) {
     query_[j] = q;
-    double norm = 0.0;
-    for (int64_t t = 0; t < m_.rank; ++t) norm += double(row(q)[t]) * row(q)[t];
-    const double dots = std::sqrt(norm) * row_norm_;
+    const double dots = row_norm(row(q), m_.rank) * row_norm_;
     *walk = !(dots < 1e30);
     const double sums = 2.0 * (double(m_.rank) + 2.0) * 0x1p-24;  // both orders' sum errors
     // A cosine divides both dot products by the same denominator, at least about |q| |c|
     // (norms from dot(), relative error below (rank + 4) u), and rounds once more.
     return static_cast<float>(cosine_ ? (sums + 0x1p-22) * 1.1 : sums * dots * 1.01);
   }
-  float value(int64_t j, int32_t c, float dot) const {
-    if (!cosine_) return dot;
-    const float denominator = norms_[query_[j]] * norms_[c];
-    return denominator > 0.0f ? dot / denominator : 0.0f;
-  }
+  float value(int64_t j, int32_t c, float dot) const { return similarity(query_[j], c, dot); }
   bool skipped(int64_t j, int32_t c) const { return c == query_[j]; }
-  float exact(int64_t j, int32_t c) const {
-    return ranked(value(j, c, dot(row(query_[j]), row(c), m_.rank)));
-  }
-  void walk(int64_t j, std::vector<Candidate>& out) const {
+  float exact(int64_t j, int32_t c) const { return score_of(query_[j], c); }
+  void walk(int64_t j, std::vector<Candidate>& out) const { walk_query(query_[j], out); }
+
+  // Every other row of the side against row q, scored one by one (also the host's answer where
+  // the blocks do not apply).
+  void walk_query(int64_t q, std::vector<Candidate>& out) const {
     out.clear();
     const int64_t rows = candidates();
     for (int64_t c = 0; c < rows; ++c) {
-      if (c != query_[j]) add(out, exact(j, static_cast<int32_t>(c)), static_cast<int32_t>(c));
+      if (c != q) add(out, score_of(q, static_cast<int32_t>(c)), static_cast<int32_t>(c));
     }
   }
 
  private:
   const float* row(int64_t i) const { return users_ ? m_.user(i) : m_.item(i); }
+  // The dot product of rows q and c as the similarity ranks it.
+  float similarity(int64_t q, int32_t c, float dot) const {
+    if (!cosine_) return dot;
+    const float denominator = norms_[q] * norms_[c];
+    return denominator > 0.0f ? dot / denominator : 0.0f;
+  }
+  float score_of(int64_t q, int32_t c) const {
+    return ranked(similarity(q, c, sfac::dot(row(q), row(c), m_.rank)));
+  }
 
   const Model& m_;
   bool users_, cosine_;
@@ -280,7 +284,8 @@ class BlockedTopN {
   // state: one BlockedTopN (and side) a thread.
   void run(const int32_t* queries, int64_t count, int32_t* out_ids, float* out_scores,
            std::vector<float>& rows, std::vector<float>& scores,
-           std::vector<std::vector<float>>& lists, std::vector<std::vector<Candidate>>& candidates) {
+           std::vector<std::vector<float>>& lists,
+           std::vector<std::vector<Candidate>>& candidates) {
     const int64_t rank = side_.rank(), total = side_.candidates();
     float margin[kUserBlock], threshold[kUserBlock];
     bool walk[kUserBlock];  // margins past float's comfort: the candidate-by-candidate walk
@@ -420,14 +425,13 @@ void host_top_n(const Model& model, int64_t count, const int32_t* users, int n,
     // The item norms are one pass over the items: made once, copied to each thread's side.
     const RecommendSide side(model, skip);
     if (side.applies()) {
-      blocked_top_n([&side] { return side; }, model.rank, count, users, model.items, n,
-                    out_items, out_scores, num_threads);
+      blocked_top_n([&side] { return side; }, model.rank, count, users, model.items, n, out_items,
+                    out_scores, num_threads);
       return;
     }
   }
   const int threads = static_cast<int>(std::min<int64_t>(std::max(num_threads, 1), count));
-  auto buffers =
-      thread_buffers(threads, allow ? static_cast<int64_t>(allow->size()) : model.items);
+  auto buffers = thread_buffers(threads, allow ? static_cast<int64_t>(allow->size()) : model.items);
 #pragma omp parallel num_threads(threads)
   {
     std::vector<Candidate>& buffer = buffers[static_cast<size_t>(omp_get_thread_num())];
@@ -495,7 +499,8 @@ void similar(const Model& model, sfac_axis side, sfac_similarity similarity, int
              const int32_t* ids, int n, int32_t* out_ids, float* out_scores, int num_threads,
              Backend* backend, const char* ids_name, const char* out_name) {
   SFAC_REQUIRE(side == SFAC_AXIS_ROWS || side == SFAC_AXIS_COLS, SFAC_ERR_INVALID_ARGUMENT,
-               "side = ", static_cast<int>(side), " is not SFAC_AXIS_ROWS (users) or _COLS (items)");
+               "side = ", static_cast<int>(side),
+               " is not SFAC_AXIS_ROWS (users) or _COLS (items)");
   SFAC_REQUIRE(similarity == SFAC_SIMILARITY_COSINE || similarity == SFAC_SIMILARITY_INNER_PRODUCT,
                SFAC_ERR_INVALID_ARGUMENT, "similarity = ", static_cast<int>(similarity),
                " is not an sfac_similarity");
@@ -534,26 +539,14 @@ void similar(const Model& model, sfac_axis side, sfac_similarity similarity, int
     std::vector<Candidate>& buffer = buffers[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 16)
     for (int64_t r = 0; r < count; ++r) {
-      const int32_t q = ids[r];
-      const float* yq = row(q);
-      buffer.clear();
-      for (int64_t j = 0; j < rows; ++j) {
-        if (j == q) continue;
-        float score = dot(yq, row(j), rank);
-        if (cosine) {
-          const float denominator = norms[q] * norms[j];
-          score = denominator > 0.0f ? score / denominator : 0.0f;
-        }
-        add(buffer, score, static_cast<int32_t>(j));
-      }
+      rows_side.walk_query(ids[r], buffer);
       write_top(buffer, n, out_ids + r * n, out_scores + r * n);
     }
   }
 }
 
 RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
-                               const SparseMatrix& test, int k, int num_threads,
-                               Backend* backend) {
+                               const SparseMatrix& test, int k, int num_threads, Backend* backend) {
   SFAC_REQUIRE(k >= 1, SFAC_ERR_INVALID_ARGUMENT, "k = ", k, " must be >= 1");
   if (exclude) require_model_shape(*exclude, model, "exclude");
   require_model_shape(test, model, "test");
@@ -610,13 +603,13 @@ RankingMetrics ranking_metrics(const Model& model, const SparseMatrix* exclude,
   std::vector<float> scores(items.size());
   for (int64_t u0 = 0; u0 < total; u0 += chunk) {
     const int64_t m = std::min(chunk, total - u0);
-    const RecommendRequest request{m,       users.data() + u0, top_k,        exclude,
-                                   nullptr, 0,                 items.data(), scores.data()};
+    const RecommendRequest request{m, users.data() + u0, top_k,        exclude, nullptr,
+                                   0, items.data(),      scores.data()};
     if (resident && !resident->recommend(request)) resident.reset();  // the host from here on
     if (!resident) {
       if (!skip) skip = std::make_unique<HostPattern>(exclude);
-      host_top_n(model, m, users.data() + u0, top_k, *skip, nullptr, items.data(),
-                 scores.data(), num_threads);
+      host_top_n(model, m, users.data() + u0, top_k, *skip, nullptr, items.data(), scores.data(),
+                 num_threads);
     }
 #pragma omp parallel for num_threads(num_threads) schedule(static)
     for (int64_t r = 0; r < m; ++r) measure(users[u0 + r], items.data() + r * top_k);
