@@ -97,8 +97,8 @@ TEST_F(MemoryBudget, TinyFilesDeclaringHugeShapesAreRefused) {
   EXPECT_EQ(rows, 1000);
 }
 
-// Without a limit the budget is the memory the process may still take: under a 2 GiB
-// address-space limit (in a child process; ASan reserves more than that) a 2^31-row matrix is
+// Without a limit the budget is the memory the process may still take: with 2 GiB of address
+// space to spare (in a child process; ASan reserves more than that) a 2^31-row matrix is
 // refused with a status naming the available bytes.
 TEST(MemoryBudgetDefault, IsTheAvailableMemory) {
 #if defined(__SANITIZE_ADDRESS__)

@@ -848,7 +848,7 @@ TEST(SimdKernels, MatchScalarReferencesForEveryLength) {
 
 // A rank whose per-thread solver does not fit memory fails inside the solver's OpenMP region;
 // the exception must come back as a status instead of terminating the process. Run in a child
-// process under an address-space limit (ASan reserves more address space than any such limit).
+// process with 3 GiB of address space to spare (ASan reserves more than any such limit).
 TEST(TrainErrors, RankTooLargeForMemoryIsOutOfMemoryNotAnAbort) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "an address-space limit and AddressSanitizer do not mix";
