@@ -133,6 +133,8 @@ const char* algorithm_name(sfac_sddmm_algorithm a) {
       return "NNZ_SPLIT";
     case SFAC_SDDMM_ALG_TILED:
       return "TILED";
+    case SFAC_SDDMM_ALG_CUSPARSE:
+      return "CUSPARSE";
   }
   return "?";
 }

@@ -14,7 +14,7 @@
 // bfloat16 time to the float32 time of the same case.
 //
 //   bench_sddmm_cuda [--cases ml20m,netflix,...,dense4k] [--k 32,48,100,128,200,512]
-//                    [--reps 10] [--alg auto|nnz|row|tiled]
+//                    [--reps 10] [--alg auto|nnz|row|tiled|cusparse]
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <thrust/device_vector.h>
@@ -111,7 +111,8 @@ struct AlgorithmName {
 constexpr AlgorithmName kAlgorithmNames[] = {{"auto", SFAC_SDDMM_ALG_AUTO},
                                              {"nnz", SFAC_SDDMM_ALG_NNZ_SPLIT},
                                              {"row", SFAC_SDDMM_ALG_ROW_SPLIT},
-                                             {"tiled", SFAC_SDDMM_ALG_TILED}};
+                                             {"tiled", SFAC_SDDMM_ALG_TILED},
+                                             {"cusparse", SFAC_SDDMM_ALG_CUSPARSE}};
 
 std::vector<std::string> algorithm_words() {
   std::vector<std::string> words;

@@ -141,8 +141,7 @@ std::unique_ptr<DenseMatrix> CudaBackend::make_dense(int64_t rows, int64_t cols,
   } else if (rows * cols > 0) {
     OwnStreamWork ordered(*this);
     // All-zero bits are 0.0 in float32, float16 and bfloat16 alike.
-    SFAC_CUDA_TRY(cudaMemsetAsync(m->data(), 0, rows * cols * CudaDenseMatrix::element_size(dtype),
-                                  own_stream_));
+    SFAC_CUDA_TRY(cudaMemsetAsync(m->data(), 0, m->bytes(), own_stream_));
   }
   return m;
 }

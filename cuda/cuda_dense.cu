@@ -32,33 +32,50 @@ CudaDenseMatrix::~CudaDenseMatrix() { cuda_backend().own_waits_for_current_noexc
 void CudaDenseMatrix::upload(const float* data) {
   DeviceGuard guard(backend().device());
   OwnStreamWork order(cuda_backend());
-  const int64_t n = rows() * cols();
+  const cudaStream_t stream = cuda_backend().own_stream();
+  if (rows() == 0 || cols() == 0) return;
   if (dtype() == SFAC_DTYPE_FLOAT32) {
-    bytes_.upload(reinterpret_cast<const uint8_t*>(data), n * sizeof(float));
+    if (stride_ != cols()) SFAC_CUDA_TRY(cudaMemsetAsync(bytes_.data(), 0, bytes_.size(), stream));
+    SFAC_CUDA_TRY(cudaMemcpy2DAsync(bytes_.data(), stride_ * sizeof(float), data,
+                                    cols() * sizeof(float), cols() * sizeof(float), rows(),
+                                    cudaMemcpyHostToDevice, stream));
+    SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // `data` is the caller's, pageable
     return;
   }
-  std::vector<uint16_t> half(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    half[i] = to_half_bits(data[i], dtype());
-    SFAC_REQUIRE(std::isfinite(from_half_bits(half[i], dtype())), SFAC_ERR_INVALID_VALUE, "data[",
-                 i, "] = ", data[i], " overflows ",
-                 dtype() == SFAC_DTYPE_FLOAT16 ? "float16" : "bfloat16");
+  std::vector<uint16_t> half(bytes_.size() / sizeof(uint16_t), 0);  // zeros past cols()
+  for (int64_t r = 0; r < rows(); ++r) {
+    for (int64_t c = 0; c < cols(); ++c) {
+      const int64_t i = r * cols() + c;
+      uint16_t& bits = half[r * stride_ + c];
+      bits = to_half_bits(data[i], dtype());
+      SFAC_REQUIRE(std::isfinite(from_half_bits(bits, dtype())), SFAC_ERR_INVALID_VALUE, "data[", i,
+                   "] = ", data[i], " overflows ",
+                   dtype() == SFAC_DTYPE_FLOAT16 ? "float16" : "bfloat16");
+    }
   }
-  bytes_.upload(reinterpret_cast<const uint8_t*>(half.data()), n * sizeof(uint16_t));
-  SFAC_CUDA_TRY(cudaStreamSynchronize(cuda_backend().own_stream()));
+  bytes_.upload(reinterpret_cast<const uint8_t*>(half.data()), bytes_.size());
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 
 void CudaDenseMatrix::download(float* data) const {
   DeviceGuard guard(backend().device());
   OwnStreamWork order(cuda_backend());
-  const int64_t n = rows() * cols();
+  const cudaStream_t stream = cuda_backend().own_stream();
+  if (rows() == 0 || cols() == 0) return;
   if (dtype() == SFAC_DTYPE_FLOAT32) {
-    bytes_.download(reinterpret_cast<uint8_t*>(data), n * sizeof(float));
+    SFAC_CUDA_TRY(cudaMemcpy2DAsync(data, cols() * sizeof(float), bytes_.data(),
+                                    stride_ * sizeof(float), cols() * sizeof(float), rows(),
+                                    cudaMemcpyDeviceToHost, stream));
+    SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
     return;
   }
-  std::vector<uint16_t> half(static_cast<size_t>(n));
-  bytes_.download(reinterpret_cast<uint8_t*>(half.data()), n * sizeof(uint16_t));
-  for (int64_t i = 0; i < n; ++i) data[i] = from_half_bits(half[i], dtype());
+  std::vector<uint16_t> half(bytes_.size() / sizeof(uint16_t));
+  bytes_.download(reinterpret_cast<uint8_t*>(half.data()), bytes_.size());
+  for (int64_t r = 0; r < rows(); ++r) {
+    for (int64_t c = 0; c < cols(); ++c) {
+      data[r * cols() + c] = from_half_bits(half[r * stride_ + c], dtype());
+    }
+  }
 }
 
 std::unique_ptr<DenseMatrix> CudaDenseMatrix::permuted_rows(const int32_t* order) const {
@@ -70,7 +87,7 @@ std::unique_ptr<DenseMatrix> CudaDenseMatrix::permuted_rows(const int32_t* order
   DeviceBuffer<int32_t> d_order(static_cast<size_t>(rows()), stream);
   d_order.upload(order, static_cast<size_t>(rows()));
   kernels::gather_rows(data(), d_order.data(), rows(),
-                       cols() * static_cast<int64_t>(element_size(dtype())), out->data(), stream);
+                       stride_ * static_cast<int64_t>(element_size(dtype())), out->data(), stream);
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // `order` may die after the call
   return out;
 }

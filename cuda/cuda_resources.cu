@@ -15,11 +15,21 @@ void throw_cublas_error(cublasStatus_t status, const char* call, const char* fil
        ": ", cublasGetStatusString(status));
 }
 
+void throw_cusparse_error(cusparseStatus_t status, const char* call, const char* file, int line) {
+  const sfac_status code =
+      status == CUSPARSE_STATUS_ALLOC_FAILED ? SFAC_ERR_OUT_OF_MEMORY : SFAC_ERR_DEVICE;
+  fail(code, "cuSPARSE error in ", call, " (", file, ":", line, "): ", cusparseGetErrorName(status),
+       ": ", cusparseGetErrorString(status));
+}
+
 CudaResources::~CudaResources() {
   // The workspace is freed on the own stream once the last call that used it is done.
   if (blas_done_ != nullptr) (void)cudaEventSynchronize(blas_done_);
   if (blas_ != nullptr) (void)cublasDestroy(blas_);
   if (blas_done_ != nullptr) (void)cudaEventDestroy(blas_done_);
+  if (sparse_done_ != nullptr) (void)cudaEventSynchronize(sparse_done_);
+  if (sparse_ != nullptr) (void)cusparseDestroy(sparse_);
+  if (sparse_done_ != nullptr) (void)cudaEventDestroy(sparse_done_);
 }
 
 void CudaResources::with_blas(cudaStream_t stream,
@@ -56,6 +66,28 @@ void CudaResources::with_blas(cudaStream_t stream,
   f(blas_);
   SFAC_CUDA_TRY(cudaEventRecord(blas_done_, stream));
   blas_stream_ = stream;
+}
+
+void CudaResources::with_sparse(cudaStream_t stream,
+                                const std::function<void(cusparseHandle_t)>& f) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (sparse_ == nullptr) {
+    cusparseHandle_t handle = nullptr;
+    SFAC_CUSPARSE_TRY(cusparseCreate(&handle));
+    const cudaError_t event = cudaEventCreateWithFlags(&sparse_done_, cudaEventDisableTiming);
+    if (event != cudaSuccess) {
+      (void)cusparseDestroy(handle);
+      SFAC_CUDA_TRY(event);
+    }
+    sparse_ = handle;
+  }
+  if (sparse_stream_ != nullptr && sparse_stream_ != stream) {
+    SFAC_CUDA_TRY(cudaStreamWaitEvent(stream, sparse_done_, 0));
+  }
+  SFAC_CUSPARSE_TRY(cusparseSetStream(sparse_, stream));
+  f(sparse_);
+  SFAC_CUDA_TRY(cudaEventRecord(sparse_done_, stream));
+  sparse_stream_ = stream;
 }
 
 }  // namespace sfac::cuda

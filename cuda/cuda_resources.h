@@ -1,10 +1,11 @@
-// What a CUDA context lends its algorithms beyond memory and streams: library handles (cuBLAS),
-// created on first use, bound to the stream of the call, with their workspace from the
+// What a CUDA context lends its algorithms beyond memory and streams: library handles (cuBLAS,
+// cuSPARSE), created on first use, bound to the stream of the call, with their workspace from the
 // library's device pool. One per context; calls on it are serialized.
 #pragma once
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusparse.h>
 
 #include <functional>
 #include <mutex>
@@ -27,6 +28,18 @@ namespace sfac::cuda {
     }                                                                                \
   } while (0)
 
+// The same for cuSPARSE calls.
+[[noreturn]] void throw_cusparse_error(cusparseStatus_t status, const char* call, const char* file,
+                                       int line);
+
+#define SFAC_CUSPARSE_TRY(call)                                                             \
+  do {                                                                                      \
+    const cusparseStatus_t sfac_cusparse_status_ = (call);                                  \
+    if (sfac_cusparse_status_ != CUSPARSE_STATUS_SUCCESS) {                                 \
+      ::sfac::cuda::throw_cusparse_error(sfac_cusparse_status_, #call, __FILE__, __LINE__); \
+    }                                                                                       \
+  } while (0)
+
 class CudaResources {
  public:
   // `own_stream`: the context's own stream, on which the workspace is allocated and freed.
@@ -38,6 +51,10 @@ class CudaResources {
   // Runs f(handle) with the context's cuBLAS handle bound to `stream` (the caller's device must
   // be current). The handle computes in plain fp32 (no TF32), so results match the CPU's.
   void with_blas(cudaStream_t stream, const std::function<void(cublasHandle_t)>& f);
+  // Runs f(handle) with the context's cuSPARSE handle bound to `stream`. Work that cuSPARSE
+  // calls queue on a stream waits for the cuSPARSE work queued on the previous stream, so the
+  // buffers its callers keep for it (sddmm plans) are never in use on two streams at once.
+  void with_sparse(cudaStream_t stream, const std::function<void(cusparseHandle_t)>& f);
 
  private:
   cudaStream_t own_stream_;
@@ -47,6 +64,9 @@ class CudaResources {
   // The workspace is one buffer: work on a new stream waits for the last stream's use of it.
   cudaEvent_t blas_done_ = nullptr;
   cudaStream_t blas_stream_ = nullptr;
+  cusparseHandle_t sparse_ = nullptr;
+  cudaEvent_t sparse_done_ = nullptr;
+  cudaStream_t sparse_stream_ = nullptr;
 };
 
 }  // namespace sfac::cuda

@@ -1,4 +1,5 @@
 #include "core/error.h"
+#include "cuda/cuda_cusparse_sddmm.h"
 #include "cuda/cuda_dense.h"
 #include "cuda/cuda_sddmm.h"
 
@@ -40,9 +41,8 @@ CudaTiledPlan::CudaTiledPlan(std::shared_ptr<Backend> backend, const void* patte
     has_dense_ = true;
   }
   // The band order runs after the cells and the dense tiles (see run_cuda_sddmm): not worth
-  // building where those already serve float32 and 16-bit factors alike (K whole 16-byte vectors
-  // for both, else their launches decline).
-  const bool served_ahead = has_cells_ && (dense_applies() || !cells_f32_only_) && k % 8 == 0;
+  // building where those already serve float32 and 16-bit factors alike.
+  const bool served_ahead = has_cells_ && (dense_applies() || !cells_f32_only_);
   const int64_t l2_band_cols = kernels::l2_band_columns(
       pattern.rows, pattern.cols, pattern.nnz, k * int64_t{sizeof(float)}, choice.l2_bytes);
   if (l2_band_cols > 0 && !served_ahead) {
@@ -50,7 +50,7 @@ CudaTiledPlan::CudaTiledPlan(std::shared_ptr<Backend> backend, const void* patte
                                  pattern.nnz, pattern.cols, l2_band_cols, l2_, l2_tables_, stream);
     has_l2_ = true;
   }
-  if (choice.corner_density > 0.0 && !dense_applies() && !has_cells_ && k % 8 == 0) {
+  if (choice.corner_density > 0.0 && !dense_applies() && !has_cells_) {
     has_corners_ = kernels::build_corner_tables(pattern.offsets.data(), pattern.indices.data(),
                                                 pattern.rows_of_nonzeros(stream), pattern.rows,
                                                 pattern.cols, pattern.nnz, choice.corner_density,
@@ -99,11 +99,12 @@ kernels::SddmmOp to_op(sfac_sddmm_mode mode) {
   fail(SFAC_ERR_INVALID_ARGUMENT, "unknown sddmm mode ", static_cast<int>(mode));
 }
 
-std::unique_ptr<SddmmPlan> make_cuda_sddmm_plan(CudaBackend& backend, const SparseMatrix& pattern,
-                                                int64_t k, sfac_sddmm_algorithm algorithm) {
-  const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
-  DeviceGuard guard(backend.device());
-  OwnStreamWork order(backend);  // the plan's tables are built on (and owned by) the own stream
+namespace {
+
+// A plan of the library's own kernels (every algorithm but CUSPARSE). The caller holds the
+// device and the own stream's order.
+std::unique_ptr<SddmmPlan> make_own_plan(CudaBackend& backend, const CudaSparseMatrix& s, int64_t k,
+                                         sfac_sddmm_algorithm algorithm) {
   const int64_t l2_bytes = backend.l2_bytes();
   TileChoice choice;  // explicit TILED: the defaults
   choice.l2_bytes = l2_bytes;
@@ -159,7 +160,32 @@ std::unique_ptr<SddmmPlan> make_cuda_sddmm_plan(CudaBackend& backend, const Spar
     return plan;
   }
   if (algorithm == SFAC_SDDMM_ALG_NNZ_SPLIT) s.pattern().rows_of_nonzeros(backend.own_stream());
-  return std::make_unique<SddmmPlan>(pattern.pattern_id(), k, algorithm);
+  return std::make_unique<SddmmPlan>(s.pattern_id(), k, algorithm);
+}
+
+}  // namespace
+
+bool cusparse_predicted_faster(int64_t rows, int64_t cols, int64_t nnz, int64_t k) {
+  // Patterns of a few million nonzeros at least 3% dense, from K = 48: there cuSPARSE ran
+  // 1.05-1.27x faster than the library's kernels in float32 (uniform 2k x 2k at 4% and 4k x 4k
+  // at 10%, K = 48-200 and 512; at K = 32 the nonzero split was 1.00-1.17x faster); on the
+  // sparser suite patterns the library's kernels win (docs/perf-notes.md).
+  if (rows <= 0 || cols <= 0 || nnz > (int64_t{1} << 23) || k < 48) return false;
+  return static_cast<double>(nnz) >= 0.03 * static_cast<double>(rows) * static_cast<double>(cols);
+}
+
+std::unique_ptr<SddmmPlan> make_cuda_sddmm_plan(CudaBackend& backend, const SparseMatrix& pattern,
+                                                int64_t k, sfac_sddmm_algorithm algorithm) {
+  const auto& s = dynamic_cast<const CudaSparseMatrix&>(pattern);
+  DeviceGuard guard(backend.device());
+  OwnStreamWork order(backend);  // the plan's tables are built on (and owned by) the own stream
+  if (algorithm == SFAC_SDDMM_ALG_CUSPARSE ||
+      (algorithm == SFAC_SDDMM_ALG_AUTO && cusparse_takes(s) &&
+       cusparse_predicted_faster(s.rows(), s.cols(), s.nnz(), k))) {
+    return std::make_unique<CusparseSddmmPlan>(backend.shared_from_this(), s, k,
+                                               make_own_plan(backend, s, k, SFAC_SDDMM_ALG_AUTO));
+  }
+  return make_own_plan(backend, s, k, algorithm);
 }
 
 void run_cuda_sddmm(const CudaBackend& backend, const SddmmCall& call) {
@@ -186,12 +212,21 @@ void run_cuda_sddmm(const CudaBackend& backend, const SddmmCall& call) {
   args.p = p.values();
   args.rows = s.rows();
   args.nnz = s.nnz();
-  args.k = a.cols();
+  args.k = a.stride();  // a and b: the same cols and dtype, so the same stride
   args.alpha = call.alpha;
   args.beta = call.beta;
   args.dependent_launch = backend.dependent_launch();
-  if (call.plan.algorithm() == SFAC_SDDMM_ALG_TILED) {
-    const auto& plan = static_cast<const CudaTiledPlan&>(call.plan);
+  const SddmmPlan* own_plan = &call.plan;
+  if (call.plan.algorithm() == SFAC_SDDMM_ALG_CUSPARSE) {
+    const auto& plan = static_cast<const CusparseSddmmPlan&>(call.plan);
+    if (args.elem == kernels::ElemType::F32) {
+      plan.run(backend, args, s.cols(), stream);
+      return;
+    }
+    own_plan = &plan.others();
+  }
+  if (own_plan->algorithm() == SFAC_SDDMM_ALG_TILED) {
+    const auto& plan = static_cast<const CudaTiledPlan&>(*own_plan);
     const kernels::DenseTiling* dense = plan.dense(args.elem);
     if (dense && kernels::launch_sddmm_dense_tiles(args, *dense, s.cols(), stream)) return;
     const kernels::CellTiling* cells = plan.cells(args.elem);
@@ -217,7 +252,7 @@ void run_cuda_sddmm(const CudaBackend& backend, const SddmmCall& call) {
     const kernels::BandTiling* bands = plan.bands(args.elem);
     if (bands && kernels::launch_sddmm_tiled(args, *bands, s.cols(), stream)) return;
   }
-  if (call.plan.algorithm() == SFAC_SDDMM_ALG_ROW_SPLIT) {
+  if (own_plan->algorithm() == SFAC_SDDMM_ALG_ROW_SPLIT) {
     kernels::launch_sddmm_row_split(args, stream);
   } else {
     // NNZ_SPLIT, and TILED calls no tile kernel serves (pattern too sparse, K not whole

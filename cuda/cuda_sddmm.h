@@ -101,7 +101,13 @@ class CudaTiledPlan final : public SddmmPlan {
 kernels::ElemType elem_type(sfac_dtype dtype);
 kernels::SddmmOp to_op(sfac_sddmm_mode mode);
 
-// CudaBackend::make_sddmm_plan: `pattern` is a CudaSparseMatrix of `backend`.
+// AUTO's rule for the CUSPARSE algorithm: whether cusparseSDDMM is predicted to beat the
+// library's own kernels on float32 factors for this pattern shape and K.
+bool cusparse_predicted_faster(int64_t rows, int64_t cols, int64_t nnz, int64_t k);
+
+// CudaBackend::make_sddmm_plan: `pattern` is a CudaSparseMatrix of `backend`. AUTO resolves to
+// CUSPARSE where cusparse_predicted_faster says so (16-bit factors then run the plan AUTO would
+// have made otherwise), else to the library's kernels.
 std::unique_ptr<SddmmPlan> make_cuda_sddmm_plan(CudaBackend& backend, const SparseMatrix& pattern,
                                                 int64_t k, sfac_sddmm_algorithm algorithm);
 

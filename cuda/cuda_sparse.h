@@ -49,6 +49,8 @@ class CudaSparseMatrix final : public SparseMatrix {
   ~CudaSparseMatrix() override;
 
   const CudaPattern& pattern() const { return *pattern_; }
+  // For objects that must keep the pattern alive beyond this matrix (plans).
+  std::shared_ptr<const CudaPattern> shared_pattern() const { return pattern_; }
   const float* values() const { return values_.data(); }
   float* values() { return values_.data(); }
 

@@ -230,6 +230,58 @@ TEST(Cuda, SparseAndDenseMatricesRoundTripLikeOnTheCpu) {
   EXPECT_EQ(back, data);
 }
 
+// Device rows are padded to whole 16-byte vectors (K = 5 float32: 8 floats; K = 100 bfloat16:
+// 104 halves): the caller still sees exactly K columns through upload, download, zero
+// creation and row permutation.
+TEST(Cuda, DenseRowsOfAnyWidthRoundTripThroughTheirPadding) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 5);
+  Context gpu = make_cuda_context();
+  std::normal_distribution<float> d;
+  for (const sfac_dtype dtype : {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16}) {
+    for (const int64_t k : {1, 3, 5, 8, 9, 100, 129}) {
+      const int64_t rows = 23;
+      std::vector<float> data(rows * k);
+      for (float& x : data) x = d(g);
+      sfac_dense* raw = nullptr;
+      SFAC_ASSERT_OK(sfac_dense_create(gpu.get(), rows, k, dtype, data.data(), &raw));
+      Dense m(raw);
+      std::vector<float> back(data.size() + 1, -7.0f);
+      SFAC_ASSERT_OK(sfac_dense_download(m.get(), back.data(), static_cast<int64_t>(back.size())));
+      EXPECT_EQ(back.back(), -7.0f) << "wrote past rows x K";
+      back.pop_back();
+      const double eps = dtype == SFAC_DTYPE_FLOAT32   ? 0.0
+                         : dtype == SFAC_DTYPE_FLOAT16 ? 1.0 / 2048
+                                                       : 1.0 / 256;
+      // float16 values below 2^-14 are subnormal: spaced 2^-24 apart, not relatively.
+      const double tiny = dtype == SFAC_DTYPE_FLOAT16 ? std::ldexp(1.0, -25) : 0.0;
+      for (size_t i = 0; i < data.size(); ++i)
+        ASSERT_NEAR(back[i], data[i], eps * std::abs(data[i]) + tiny)
+            << "dtype " << dtype << " k " << k;
+      // Stored values go back unchanged, and a row permutation moves whole rows.
+      std::vector<int32_t> order(rows);
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), g);
+      sfac_dense* raw_permuted = nullptr;
+      SFAC_ASSERT_OK(sfac_dense_permute_rows(m.get(), order.data(), &raw_permuted));
+      Dense permuted(raw_permuted);
+      std::vector<float> moved(data.size());
+      SFAC_ASSERT_OK(
+          sfac_dense_download(permuted.get(), moved.data(), static_cast<int64_t>(moved.size())));
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < k; ++c) ASSERT_EQ(moved[r * k + c], back[order[r] * k + c]);
+      }
+      sfac_dense* raw_zero = nullptr;
+      SFAC_ASSERT_OK(sfac_dense_create(gpu.get(), rows, k, dtype, nullptr, &raw_zero));
+      Dense zero(raw_zero);
+      std::vector<float> zeros(data.size(), 1.0f);
+      SFAC_ASSERT_OK(
+          sfac_dense_download(zero.get(), zeros.data(), static_cast<int64_t>(zeros.size())));
+      EXPECT_EQ(zeros, std::vector<float>(data.size(), 0.0f));
+    }
+  }
+}
+
 TEST(Cuda, SddmmMatchesTheFp64ReferenceForEveryAlgorithmModeAndK) {
   SFAC_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 g(test_seed() + 11);
@@ -246,8 +298,9 @@ TEST(Cuda, SddmmMatchesTheFp64ReferenceForEveryAlgorithmModeAndK) {
       for (float& x : b) x = d(g);
       for (float& x : old) x = d(g);
       Dense da = dense(ctx.get(), p.rows, k, a), db = dense(ctx.get(), p.cols, k, b);
-      for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_AUTO, SFAC_SDDMM_ALG_ROW_SPLIT,
-                                       SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_TILED}) {
+      for (sfac_sddmm_algorithm alg :
+           {SFAC_SDDMM_ALG_AUTO, SFAC_SDDMM_ALG_ROW_SPLIT, SFAC_SDDMM_ALG_NNZ_SPLIT,
+            SFAC_SDDMM_ALG_TILED, SFAC_SDDMM_ALG_CUSPARSE}) {
         Plan plan = make_plan(ctx.get(), s.get(), k, alg);
         ASSERT_TRUE(plan);
         for (sfac_sddmm_mode mode : {SFAC_SDDMM_SCALED, SFAC_SDDMM_PATTERN, SFAC_SDDMM_RESIDUAL}) {
@@ -412,9 +465,91 @@ TEST(Cuda, SddmmInPlaceAndEmptyMatrices) {
                                          empty.get(), 0.0f, empty.get(), nullptr));
 }
 
+// The CUSPARSE algorithm (cusparseSDDMM): every mode, in place and with beta, against the fp64
+// reference; 16-bit factors on its plan run the library's kernels. beta = 0 overwrites NaN (the
+// SCALED product of overflowing factors with zeros); the plan keeps the pattern of a matrix
+// destroyed after it was made, and serves outputs at several addresses (cuSPARSE's buffer is
+// made active for one sparse descriptor, whose values each call replaces). AUTO picks it for a
+// small pattern 10% dense from K = 48, not at K = 32 nor for a sparse pattern; an empty pattern
+// runs nothing.
+TEST(Cuda, SddmmCusparseMatchesTheReferenceInEveryMode) {
+  SFAC_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 g(test_seed() + 37);
+  Context ctx = make_cuda_context();
+  Pattern p = make_pattern(600, 500, 32000, false, g);
+  Sparse s = create_sparse(ctx.get(), p);
+  const StoredCsr csr = download(s.get());
+  for (const int64_t k : {1, 7, 64, 100}) {
+    Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_CUSPARSE);
+    ASSERT_TRUE(plan);
+    EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_CUSPARSE);
+    SCOPED_TRACE(testing::Message() << "k=" << k);
+    expect_plan_matches(ctx.get(), s.get(), csr, p.rows, p.cols, k,
+                        {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}, plan.get(), g);
+  }
+  const int64_t nnz = static_cast<int64_t>(csr.cols.size());
+  EXPECT_EQ(algorithm_of(make_plan(ctx.get(), s.get(), 64, SFAC_SDDMM_ALG_AUTO).get()),
+            SFAC_SDDMM_ALG_CUSPARSE)
+      << nnz << " nonzeros in 600 x 500";
+  EXPECT_NE(algorithm_of(make_plan(ctx.get(), s.get(), 32, SFAC_SDDMM_ALG_AUTO).get()),
+            SFAC_SDDMM_ALG_CUSPARSE);
+  {
+    Sparse sparse = create_sparse(ctx.get(), make_pattern(3000, 3000, 20000, false, g));
+    EXPECT_NE(algorithm_of(make_plan(ctx.get(), sparse.get(), 64, SFAC_SDDMM_ALG_AUTO).get()),
+              SFAC_SDDMM_ALG_CUSPARSE);
+  }
+  // A plan of a matrix destroyed after it was made, used on matrices sharing its pattern: P,
+  // NaN everywhere (overflowing factors, 1e20^2 = inf, times S = 0), and S with csr's values.
+  Sparse base = create_sparse(ctx.get(), p);
+  sfac_sparse* raw_p = nullptr;
+  SFAC_ASSERT_OK(sfac_sparse_create_like(base.get(), std::vector<float>(nnz, 0.0f).data(), &raw_p));
+  Sparse poisoned(raw_p);
+  sfac_sparse* raw_s = nullptr;
+  SFAC_ASSERT_OK(sfac_sparse_create_like(base.get(), csr.values.data(), &raw_s));
+  Sparse s_like(raw_s);
+  {
+    Dense big_a = dense(ctx.get(), p.rows, 1, std::vector<float>(p.rows, 1e20f));
+    Dense big_b = dense(ctx.get(), p.cols, 1, std::vector<float>(p.cols, 1e20f));
+    SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), SFAC_SDDMM_SCALED, 1.0f, big_a.get(), big_b.get(),
+                              poisoned.get(), 0.0f, poisoned.get(), nullptr));
+    for (float v : values_of(poisoned.get())) ASSERT_TRUE(std::isnan(v)) << v;
+  }
+  const int64_t k = 8;
+  std::normal_distribution<float> d;
+  std::vector<float> a(p.rows * k), b(p.cols * k);
+  for (float& x : a) x = d(g);
+  for (float& x : b) x = d(g);
+  Dense da = dense(ctx.get(), p.rows, k, a), db = dense(ctx.get(), p.cols, k, b);
+  Plan plan = make_plan(ctx.get(), base.get(), k, SFAC_SDDMM_ALG_CUSPARSE);
+  base.reset();
+  for (const sfac_sddmm_mode mode : {SFAC_SDDMM_PATTERN, SFAC_SDDMM_RESIDUAL}) {
+    SFAC_ASSERT_OK(sfac_sddmm(ctx.get(), mode, 1.0f, da.get(), db.get(), s_like.get(), 0.0f,
+                              poisoned.get(), plan.get()));
+    const std::vector<float> got = values_of(poisoned.get());
+    for (int64_t i = 0; i < p.rows; ++i) {
+      for (int64_t e = csr.off[i]; e < csr.off[i + 1]; ++e) {
+        const Dot ref = reference_dot(a, b, i, csr.cols[e], k);
+        const double want = mode == SFAC_SDDMM_PATTERN ? ref.value : csr.values[e] - ref.value;
+        ASSERT_NEAR(got[e], want, 1e-5 * (ref.magnitude + std::abs(csr.values[e])) + 1e-6)
+            << "mode=" << mode << " e=" << e;
+      }
+    }
+  }
+  sfac_sparse* raw_empty = nullptr;
+  SFAC_ASSERT_OK(
+      sfac_sparse_create_coo(ctx.get(), 3, 2, 0, nullptr, nullptr, nullptr, 0, &raw_empty));
+  Sparse empty(raw_empty);
+  Plan empty_plan = make_plan(ctx.get(), empty.get(), 2, SFAC_SDDMM_ALG_CUSPARSE);
+  Dense a2 = dense(ctx.get(), 3, 2, std::vector<float>(6, 1.0f));
+  Dense b2 = dense(ctx.get(), 2, 2, std::vector<float>(4, 1.0f));
+  SFAC_EXPECT_STATUS(SFAC_OK, sfac_sddmm(ctx.get(), SFAC_SDDMM_SCALED, 1.0f, a2.get(), b2.get(),
+                                         empty.get(), 0.0f, empty.get(), empty_plan.get()));
+}
+
 // Calls queued back to back, each reading what the previous one wrote (residual in place: S -
 // dot, 32 times): on devices that launch the nonzero-split and cell kernels as programmatic
-// dependents of the previous kernel (AUTO runs cells here at K = 512), a call that started
+// dependents of the previous kernel (TILED runs cells here; AUTO runs cuSPARSE from K = 48, with
+// its elementwise pass), a call that started
 // reading before its predecessor finished would see stale values. The pattern is a few percent
 // dense, with rows long and short, so that a call takes tens of microseconds and several blocks
 // per SM. The window is short: with the nonzero-split kernel's wait removed, this test failed in
@@ -433,7 +568,8 @@ TEST(Cuda, SddmmCallsBackToBackSeeEachOthersWrites) {
     for (float& x : a) x = d(g);
     for (float& x : b) x = d(g);
     Dense da = dense(ctx.get(), p.rows, k, a), db = dense(ctx.get(), p.cols, k, b);
-    for (sfac_sddmm_algorithm alg : {SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_AUTO}) {
+    for (sfac_sddmm_algorithm alg :
+         {SFAC_SDDMM_ALG_NNZ_SPLIT, SFAC_SDDMM_ALG_TILED, SFAC_SDDMM_ALG_AUTO}) {
       sfac_sparse* raw = nullptr;
       SFAC_ASSERT_OK(sfac_sparse_create_like(s.get(), stored.values.data(), &raw));
       Sparse chain(raw);
@@ -558,11 +694,13 @@ TEST(Cuda, SddmmDenseTilesMatchTheReferenceOnDensePatterns) {
   }
   Sparse s = create_sparse(ctx.get(), p);
   const StoredCsr csr = download(s.get());
+  // AUTO hands float32 factors on this small pattern 6% dense to cuSPARSE; its 16-bit calls run
+  // the dense tiles (from K = 256) of the TILED plan AUTO makes beside it.
   EXPECT_EQ(algorithm_of(make_plan(ctx.get(), s.get(), 72, SFAC_SDDMM_ALG_AUTO).get()),
-            SFAC_SDDMM_ALG_NNZ_SPLIT);
+            SFAC_SDDMM_ALG_CUSPARSE);
   Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO);
   ASSERT_TRUE(plan);
-  EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_TILED);
+  EXPECT_EQ(algorithm_of(plan.get()), SFAC_SDDMM_ALG_CUSPARSE);
   expect_plan_matches(ctx.get(), s.get(), csr, rows, cols, k,
                       {SFAC_DTYPE_FLOAT16, SFAC_DTYPE_BFLOAT16, SFAC_DTYPE_FLOAT32}, plan.get(), g);
 }
@@ -590,8 +728,8 @@ Pattern dense_ish_pattern(int64_t rows, int64_t cols, double density, std::mt199
 // least 2% dense: a 700 x 600 pattern at ~5% (3 x 3 cells, the last row block and band partial,
 // an empty row, a full row and an empty column) with K split over clusters of up to 8 parts
 // (the last chunk partial at K = 100 and 136), and a 40% dense 300 x 280 pattern whose cells
-// need several passes of shared-memory slots. AUTO takes them for float32 from K = 192 only.
-// Every mode, in place too, against the fp64 reference.
+// need several passes of shared-memory slots (explicit TILED; AUTO hands such patterns to
+// cuSPARSE). Every mode, in place too, against the fp64 reference.
 TEST(Cuda, SddmmCellsMatchTheReferenceAcrossPartsAndPasses) {
   SFAC_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 g(test_seed() + 45);
@@ -618,8 +756,10 @@ TEST(Cuda, SddmmCellsMatchTheReferenceAcrossPartsAndPasses) {
       expect_plan_matches(ctx.get(), s.get(), csr, shape.rows, shape.cols, run.k, {run.dtype},
                           plan.get(), g);
     }
-    for (auto [k, want] : {std::pair{int64_t{128}, SFAC_SDDMM_ALG_NNZ_SPLIT},
-                           std::pair{int64_t{200}, SFAC_SDDMM_ALG_TILED}}) {
+    // AUTO hands float32 factors on these small dense patterns to cuSPARSE (16-bit calls run
+    // the plan AUTO makes beside it) from K = 48.
+    for (auto [k, want] : {std::pair{int64_t{32}, SFAC_SDDMM_ALG_NNZ_SPLIT},
+                           std::pair{int64_t{200}, SFAC_SDDMM_ALG_CUSPARSE}}) {
       Plan plan = make_plan(ctx.get(), s.get(), k, SFAC_SDDMM_ALG_AUTO);
       ASSERT_TRUE(plan);
       EXPECT_EQ(algorithm_of(plan.get()), want) << "k=" << k;

@@ -550,6 +550,8 @@ TEST(SddmmCpu, RejectsBadPlans) {
       sfac_sddmm_plan_create(ctx.get(), s.get(), 4, static_cast<sfac_sddmm_algorithm>(9), &plan));
   SFAC_EXPECT_ERROR(SFAC_ERR_UNSUPPORTED, "no TILED",
                     sfac_sddmm_plan_create(ctx.get(), s.get(), 4, SFAC_SDDMM_ALG_TILED, &plan));
+  SFAC_EXPECT_ERROR(SFAC_ERR_UNSUPPORTED, "no CUSPARSE",
+                    sfac_sddmm_plan_create(ctx.get(), s.get(), 4, SFAC_SDDMM_ALG_CUSPARSE, &plan));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "ctx is NULL",
                     sfac_sddmm_plan_create(nullptr, s.get(), 4, SFAC_SDDMM_ALG_AUTO, &plan));
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_HANDLE, "pattern is NULL",

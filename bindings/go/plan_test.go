@@ -103,10 +103,15 @@ func TestSDDMMPlanEqualsUnplanned(t *testing.T) {
 		t.Fatal("plan of a closed pattern matrix: result differs from unplanned")
 	}
 
-	// Library errors: TILED is not on the CPU, a plan for another K or another pattern.
+	// Library errors: TILED and CUSPARSE are not on the CPU, a plan for another K or another pattern.
 	_, err = sparsefac.NewSDDMMPlan(ctx, S, k, sparsefac.SDDMMTiled)
 	e := wantStatus(t, err, sparsefac.StatusUnsupported)
 	if !strings.Contains(e.Message, "TILED") {
+		t.Fatalf("message %q", e.Message)
+	}
+	_, err = sparsefac.NewSDDMMPlan(ctx, S, k, sparsefac.SDDMMCusparse)
+	e = wantStatus(t, err, sparsefac.StatusUnsupported)
+	if !strings.Contains(e.Message, "CUSPARSE") {
 		t.Fatalf("message %q", e.Message)
 	}
 	wrongK, err := sparsefac.NewSDDMMPlan(ctx, S, k+1, sparsefac.SDDMMAuto)

@@ -17,7 +17,7 @@ const (
 )
 
 // SDDMMAlgorithm is the kernel an SDDMMPlan runs. A backend without the requested algorithm
-// answers StatusUnsupported (the CPU backend has no SDDMMTiled).
+// answers StatusUnsupported (the CPU backend has no SDDMMTiled or SDDMMCusparse).
 type SDDMMAlgorithm int
 
 const (
@@ -25,6 +25,7 @@ const (
 	SDDMMRowSplit SDDMMAlgorithm = 1 // work split by rows; A's row reused across the row
 	SDDMMNNZSplit SDDMMAlgorithm = 2 // equal nonzero ranges; robust to skewed rows
 	SDDMMTiled    SDDMMAlgorithm = 3 // row panels x column tiles with on-chip reuse (CUDA)
+	SDDMMCusparse SDDMMAlgorithm = 4 // cusparseSDDMM for float32 factors (CUDA)
 )
 
 func (a SDDMMAlgorithm) String() string {
@@ -37,6 +38,8 @@ func (a SDDMMAlgorithm) String() string {
 		return "SDDMMNNZSplit"
 	case SDDMMTiled:
 		return "SDDMMTiled"
+	case SDDMMCusparse:
+		return "SDDMMCusparse"
 	}
 	return fmt.Sprintf("SDDMMAlgorithm(%d)", int(a))
 }

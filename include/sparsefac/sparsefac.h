@@ -426,12 +426,17 @@ typedef enum sfac_sddmm_algorithm SFAC_ENUM_BASE {
   SFAC_SDDMM_ALG_AUTO = 0,
   SFAC_SDDMM_ALG_ROW_SPLIT = 1, /* work split by rows; A's row reused across the row */
   SFAC_SDDMM_ALG_NNZ_SPLIT = 2, /* work split into equal nonzero ranges; robust to skew */
-  SFAC_SDDMM_ALG_TILED = 3      /* (CUDA) column-band tiles with B in shared memory; cells
+  SFAC_SDDMM_ALG_TILED = 3,     /* (CUDA) column-band tiles with B in shared memory; cells
                                    with A and B in shared memory on patterns at least 2% dense;
                                    dense tensor-core tiles for 16-bit factors on dense patterns
                                    and on the dense corners of power-law patterns; the nonzeros
                                    in L2 band order (column bands whose slice of B stays in L2)
                                    where B outgrows L2 or float32 rows are 512 bytes or more */
+  SFAC_SDDMM_ALG_CUSPARSE = 4   /* (CUDA) cusparseSDDMM of the CUDA toolkit for float32 factors
+                                   (SCALED and RESIDUAL add one elementwise pass); 16-bit factors
+                                   run the kernels AUTO would choose. Patterns of fewer than 2^31
+                                   nonzeros. AUTO picks it where it is predicted to be faster
+                                   than the library's own kernels (small, dense patterns) */
 } sfac_sddmm_algorithm;
 
 /* Analysis of one sparsity pattern for one K, reusable across sfac_sddmm calls on any matrix

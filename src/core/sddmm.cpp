@@ -18,6 +18,7 @@ bool known_algorithm(sfac_sddmm_algorithm algorithm) {
     case SFAC_SDDMM_ALG_ROW_SPLIT:
     case SFAC_SDDMM_ALG_NNZ_SPLIT:
     case SFAC_SDDMM_ALG_TILED:
+    case SFAC_SDDMM_ALG_CUSPARSE:
       return true;
   }
   return false;

@@ -110,6 +110,8 @@ std::unique_ptr<SddmmPlan> make_cpu_sddmm_plan(const CpuSparseMatrix& pattern, i
                                                sfac_sddmm_algorithm algorithm, int num_threads) {
   SFAC_REQUIRE(algorithm != SFAC_SDDMM_ALG_TILED, SFAC_ERR_UNSUPPORTED,
                "the CPU backend has no TILED sddmm algorithm");
+  SFAC_REQUIRE(algorithm != SFAC_SDDMM_ALG_CUSPARSE, SFAC_ERR_UNSUPPORTED,
+               "the CPU backend has no CUSPARSE sddmm algorithm");
   const CsrPattern& pat = pattern.pattern();
   const std::vector<int64_t>& off = pat.offsets();
   const int64_t rows = pat.rows(), nnz = pat.nnz();

@@ -8,7 +8,8 @@ from ._sparse import as_sparse
 MODES = {"scaled": _core.SFAC_SDDMM_SCALED, "pattern": _core.SFAC_SDDMM_PATTERN,
          "residual": _core.SFAC_SDDMM_RESIDUAL}
 ALGORITHMS = {"auto": _core.SFAC_SDDMM_ALG_AUTO, "row_split": _core.SFAC_SDDMM_ALG_ROW_SPLIT,
-              "nnz_split": _core.SFAC_SDDMM_ALG_NNZ_SPLIT, "tiled": _core.SFAC_SDDMM_ALG_TILED}
+              "nnz_split": _core.SFAC_SDDMM_ALG_NNZ_SPLIT, "tiled": _core.SFAC_SDDMM_ALG_TILED,
+              "cusparse": _core.SFAC_SDDMM_ALG_CUSPARSE}
 
 
 class SddmmPlan(Handle):

@@ -28,6 +28,8 @@ struct SddmmArgs {
   const int64_t* positions;
   int64_t rows;
   int64_t nnz;
+  // Elements from one row of a or b to the next, each a whole number of 16-byte vectors when
+  // the rows come from a CudaDenseMatrix (zeros past the caller's K, which add nothing).
   int64_t k;
   float alpha;
   float beta;

@@ -2,7 +2,7 @@
 # beta times the previous values of P; plans keep the analysis of a pattern for reuse.
 
 sddmm_modes <- c(scaled = 0L, pattern = 1L, residual = 2L)
-sddmm_algorithms <- c(auto = 0L, row_split = 1L, nnz_split = 2L, tiled = 3L)
+sddmm_algorithms <- c(auto = 0L, row_split = 1L, nnz_split = 2L, tiled = 3L, cusparse = 4L)
 
 # An operand's pointer and whether it is a fresh conversion (closed by the caller).
 dense_handle <- function(cptr, m, arg) {
@@ -40,7 +40,7 @@ values_on_pattern <- function(pattern, x, ctx, arg) {
   have$x
 }
 
-sfac_sddmm_plan <- function(pattern, k, algorithm = c("auto", "row_split", "nnz_split", "tiled"),
+sfac_sddmm_plan <- function(pattern, k, algorithm = c("auto", "row_split", "nnz_split", "tiled", "cusparse"),
                             ctx = default_context()) {
   algorithm <- match.arg(algorithm)
   check_count(k, "k", min = 1)

@@ -32,7 +32,8 @@ public final class Sddmm {
     AUTO(sfac_sddmm_algorithm.SFAC_SDDMM_ALG_AUTO),
     ROW_SPLIT(sfac_sddmm_algorithm.SFAC_SDDMM_ALG_ROW_SPLIT),
     NNZ_SPLIT(sfac_sddmm_algorithm.SFAC_SDDMM_ALG_NNZ_SPLIT),
-    TILED(sfac_sddmm_algorithm.SFAC_SDDMM_ALG_TILED);
+    TILED(sfac_sddmm_algorithm.SFAC_SDDMM_ALG_TILED),
+    CUSPARSE(sfac_sddmm_algorithm.SFAC_SDDMM_ALG_CUSPARSE);
 
     final int code;
 
