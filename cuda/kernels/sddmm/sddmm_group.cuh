@@ -54,6 +54,12 @@ __device__ __forceinline__ float transpose_sum(float (&partial)[G], int slot) {
   return partial[0];
 }
 
+// How a lane sums its vectors' products: 16-bit rows on groups of 4 lanes or more as FMA chains
+// (dot_acc), fewer instructions than Elem::dot's multiply-add trees; on groups of 2 lanes (K =
+// 32) the chains' latency outweighed that, and float32 rows gained nothing (docs/perf-notes.md).
+template <typename T, int G>
+constexpr bool kFmaChains = !std::is_same_v<T, float> && G >= 4;
+
 // The dot products of a warp's 32 nonzeros: lane t holds the column and row of nonzero t (row
 // -1: none, and a valid column such as 0), groups fetch them by shuffle, U steps of B loads are
 // issued before any is used (loads in flight hide L2 latency), and each lane gets the dot
@@ -102,9 +108,19 @@ __device__ __forceinline__ float group_dots(const T* a, const T* b, int64_t k, i
         load_slice<G, V, kFull>(a + row_offset(rows[u], k), slot, vecs, av);
         cached_row = rows[u];
       }
-      float acc = 0.0f;
+      float acc;
+      if constexpr (kFmaChains<T, G>) {
+        float part[V];  // one chain per vector: independent of each other
 #pragma unroll
-      for (int v = 0; v < V; ++v) acc += Elem<T>::dot(av[v], bv[u][v]);
+        for (int v = 0; v < V; ++v) part[v] = dot_acc<T>(av[v], bv[u][v], 0.0f);
+        acc = part[0];
+#pragma unroll
+        for (int v = 1; v < V; ++v) acc += part[v];
+      } else {
+        acc = 0.0f;
+#pragma unroll
+        for (int v = 0; v < V; ++v) acc += Elem<T>::dot(av[v], bv[u][v]);
+      }
       if constexpr (kTranspose) {
         partial[s0 + u] = acc;
       } else {

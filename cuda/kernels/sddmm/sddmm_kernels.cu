@@ -78,8 +78,15 @@ __global__ void sddmm_nnz_split(SddmmArgs args) {
 // passes inside it: 4 of the 8 index bytes per nonzero.
 constexpr int kRowEndVecs = 16;
 
+// Blocks of kBlock threads an SM must hold (0: left to the compiler). The bfloat16 instances of
+// 4 and 8 lanes x 4 vectors (K = 72-256) took 130-144 registers without it: one block an SM, half
+// the loads in flight of two (docs/perf-notes.md). A bound on the other instances made the
+// compiler spend the allowance (64 -> 128 registers, with spills).
+template <typename T, int G, int V>
+constexpr int kMinGroupBlocks = std::is_same_v<T, __nv_bfloat16>&& G <= 8 && V == 4 ? 2 : 0;
+
 template <typename T, int G, int V, bool kFull>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kMinGroupBlocks<T, G, V>)
     sddmm_group(SddmmArgs args, int64_t chunk, bool row_ends) {
   overlap_launch_with_prior_grid();
   const int lane = threadIdx.x % kWarp;
@@ -140,7 +147,8 @@ __global__ void __launch_bounds__(kBlock)
 // the whole warp instead, which takes fewer steps than the group step's G (a row of 1-3
 // nonzeros would otherwise cost as much as one of 32).
 template <typename T, int G, int V, bool kFull>
-__global__ void __launch_bounds__(kBlock) sddmm_group_rows(SddmmArgs args) {
+__global__ void __launch_bounds__(kBlock, kMinGroupBlocks<T, G, V>)
+    sddmm_group_rows(SddmmArgs args) {
   overlap_launch_with_prior_grid();
   const int lane = threadIdx.x % kWarp;
   const auto* a = static_cast<const T*>(args.a);
