@@ -7,6 +7,7 @@
 #                                    # package's tests against the CUDA library, summary
 #   scripts/gpu-check.sh bench-als   # on the device: the ALS table of BENCHMARKS.md
 #   scripts/gpu-check.sh bench-serve # on the device: the top-n and fold-in tables of BENCHMARKS.md
+#   scripts/gpu-check.sh bench-sddmm # on the device: the SDDMM table of BENCHMARKS.md
 # `run` is also available in parts (each within one device call): gtest, sanitize, python, cli.
 # The Python extension is compiled there (its Python differs from this machine's), from the
 # SWIG wrapper generated here into .carry/py together with the package's modules.
@@ -56,7 +57,7 @@ gtest() {
 sanitize() {
   local tests=.carry/bin/sparsefac_tests
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$tests" \
-    --gtest_filter='Cuda.S*:Cuda.Coo*:Cuda.Degree*:*CudaAls.*Rank8*:*CudaAls.*Rank33*:*CudaAls.*Rank300*:*CudaAls.*CgRank100*:*CudaAls.*Rank100BiasesWeightedFloat16*:*CudaAls.*Rank64Float16Alpha*:*CudaAls.*Rank144*:CudaAlsLimits.*:FaultInjection.Device*:*CudaSgd.*Rank33*:*CudaSgd.*Rank256Bfloat16:CudaSgdLimits.*:Backends/Train.Sgd*/Cuda:Backends/Train.SameSeed*/Cuda:Backends/FoldInBatch.*/Cuda:AutoBackend.*:CudaRecommend.Metrics*:CudaRecommend.Bad*' \
+    --gtest_filter='Cuda.S*:Cuda.Dense*:Cuda.Coo*:Cuda.Degree*:*CudaAls.*Rank8*:*CudaAls.*Rank33*:*CudaAls.*Rank300*:*CudaAls.*CgRank100*:*CudaAls.*Rank100BiasesWeightedFloat16*:*CudaAls.*Rank64Float16Alpha*:*CudaAls.*Rank144*:CudaAlsLimits.*:FaultInjection.Device*:*CudaSgd.*Rank33*:*CudaSgd.*Rank256Bfloat16:CudaSgdLimits.*:Backends/Train.Sgd*/Cuda:Backends/Train.SameSeed*/Cuda:Backends/FoldInBatch.*/Cuda:AutoBackend.*:CudaRecommend.Metrics*:CudaRecommend.Bad*' \
     >"$OUT/memcheck.log" 2>&1
   local memcheck_rc=$?
   compute-sanitizer --tool racecheck --error-exitcode 9 "$tests" \
@@ -161,6 +162,18 @@ bench_serve() {
     "$OUT/recommend_yahoo.txt" "$OUT/fold_in.txt"
 }
 
+# The SDDMM table of BENCHMARKS.md: the suite, the cliff cases, cuSPARSE in the same process.
+bench_sddmm() {
+  unpack || return 1
+  nvidia-smi --query-gpu=name --format=csv,noheader
+  date -u
+  .carry/bin/bench_sddmm_cuda --reps 10 >"$OUT/sddmm.txt" 2>&1
+  local rc=$?
+  date -u
+  cut -c1-200 "$OUT/sddmm.txt"
+  return $rc
+}
+
 case "${1:-run}" in
   prepare) prepare ;;
   run) run ;;
@@ -169,5 +182,7 @@ case "${1:-run}" in
   cli) unpack && cli_train "$OUT" ;;
   bench-als) bench_als ;;
   bench-serve) bench_serve ;;
-  *) echo "usage: $0 prepare|run|gtest|sanitize|python|cli|bench-als|bench-serve" >&2; exit 2 ;;
+  bench-sddmm) bench_sddmm ;;
+  *) echo "usage: $0 prepare|run|gtest|sanitize|python|cli|bench-als|bench-serve|bench-sddmm" >&2
+    exit 2 ;;
 esac
