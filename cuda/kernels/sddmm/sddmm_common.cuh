@@ -73,30 +73,36 @@ __device__ __forceinline__ float dot_acc<float>(uint4 a, uint4 b, float acc) {
   acc = fmaf(__uint_as_float(a.z), __uint_as_float(b.z), acc);
   return fmaf(__uint_as_float(a.w), __uint_as_float(b.w), acc);
 }
-// A bfloat16 is the upper half of the float with the same value: a pair's two floats are the
-// word shifted up and the word with its low half cleared.
-__device__ __forceinline__ float bf16_pair_fma(uint32_t a, uint32_t b, float acc) {
+// acc + the products of a word's two 16-bit values, as two FMAs. A bfloat16 is the upper half
+// of the float of the same value: the pair's floats are the word shifted up and the word with
+// its low half cleared.
+template <typename T>
+__device__ __forceinline__ float pair_fma(uint32_t a, uint32_t b, float acc);
+template <>
+__device__ __forceinline__ float pair_fma<__nv_bfloat16>(uint32_t a, uint32_t b, float acc) {
   acc = fmaf(__uint_as_float(a << 16), __uint_as_float(b << 16), acc);
   return fmaf(__uint_as_float(a & 0xffff0000u), __uint_as_float(b & 0xffff0000u), acc);
 }
 template <>
-__device__ __forceinline__ float dot_acc<__nv_bfloat16>(uint4 a, uint4 b, float acc) {
-  acc = bf16_pair_fma(a.x, b.x, acc);
-  acc = bf16_pair_fma(a.y, b.y, acc);
-  acc = bf16_pair_fma(a.z, b.z, acc);
-  return bf16_pair_fma(a.w, b.w, acc);
-}
-__device__ __forceinline__ float half_pair_fma(uint32_t a, uint32_t b, float acc) {
+__device__ __forceinline__ float pair_fma<__half>(uint32_t a, uint32_t b, float acc) {
   const float2 x = __half22float2(*reinterpret_cast<const __half2*>(&a));
   const float2 y = __half22float2(*reinterpret_cast<const __half2*>(&b));
   return fmaf(x.y, y.y, fmaf(x.x, y.x, acc));
 }
+template <typename T>
+__device__ __forceinline__ float pairs_fma(uint4 a, uint4 b, float acc) {
+  acc = pair_fma<T>(a.x, b.x, acc);
+  acc = pair_fma<T>(a.y, b.y, acc);
+  acc = pair_fma<T>(a.z, b.z, acc);
+  return pair_fma<T>(a.w, b.w, acc);
+}
+template <>
+__device__ __forceinline__ float dot_acc<__nv_bfloat16>(uint4 a, uint4 b, float acc) {
+  return pairs_fma<__nv_bfloat16>(a, b, acc);
+}
 template <>
 __device__ __forceinline__ float dot_acc<__half>(uint4 a, uint4 b, float acc) {
-  acc = half_pair_fma(a.x, b.x, acc);
-  acc = half_pair_fma(a.y, b.y, acc);
-  acc = half_pair_fma(a.z, b.z, acc);
-  return half_pair_fma(a.w, b.w, acc);
+  return pairs_fma<__half>(a, b, acc);
 }
 
 // Dot products of a 128-byte chunk of A held as av[q] = vector (q + rot) % 8 (the rotation that
