@@ -166,10 +166,9 @@ std::unique_ptr<SddmmPlan> make_own_plan(CudaBackend& backend, const CudaSparseM
 }  // namespace
 
 bool cusparse_predicted_faster(int64_t rows, int64_t cols, int64_t nnz, int64_t k) {
-  // Patterns of a few million nonzeros at least 3% dense, from K = 48: there cuSPARSE ran
-  // 1.05-1.27x faster than the library's kernels in float32 (uniform 2k x 2k at 4% and 4k x 4k
-  // at 10%, K = 48-200 and 512; at K = 32 the nonzero split was 1.00-1.17x faster); on the
-  // sparser suite patterns the library's kernels win (docs/perf-notes.md).
+  // Patterns of a few million nonzeros at least 3% dense, from K = 48: there cuSPARSE's tiles,
+  // which reuse B's rows across nonzeros, beat the library's kernels in float32; at K = 32 and
+  // on the sparser suite patterns the library's kernels win (measured in docs/perf-notes.md).
   if (rows <= 0 || cols <= 0 || nnz > (int64_t{1} << 23) || k < 48) return false;
   return static_cast<double>(nnz) >= 0.03 * static_cast<double>(rows) * static_cast<double>(cols);
 }
@@ -250,13 +249,13 @@ void run_cuda_sddmm(const CudaBackend& backend, const SddmmCall& call) {
       return;
     }
     const kernels::BandTiling* bands = plan.bands(args.elem);
-    if (bands && kernels::launch_sddmm_tiled(args, *bands, s.cols(), stream)) return;
+    if (bands) return kernels::launch_sddmm_tiled(args, *bands, s.cols(), stream);
   }
   if (own_plan->algorithm() == SFAC_SDDMM_ALG_ROW_SPLIT) {
     kernels::launch_sddmm_row_split(args, stream);
   } else {
-    // NNZ_SPLIT, and TILED calls no tile kernel serves (pattern too sparse, K not whole
-    // 16-byte vectors, factors of another element type).
+    // NNZ_SPLIT, and TILED calls no tile kernel serves (pattern too sparse, factors of another
+    // element type).
     if (s.pattern().rows_built()) {
       args.row_of = s.pattern().rows_of_nonzeros(stream);
     } else {

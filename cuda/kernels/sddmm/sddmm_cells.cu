@@ -259,7 +259,6 @@ __global__ void __launch_bounds__(kSide)
 
 template <typename T>
 bool launch_as(const SddmmArgs& args, const CellTiling& ct, int64_t cols, cudaStream_t stream) {
-  if (args.k % Elem<T>::kPerVec != 0) return false;
   const int64_t chunks = (args.k / Elem<T>::kPerVec + kChunkVecs - 1) / kChunkVecs;
   // Parts per cell: as many as fit one wave of one block per multiprocessor, in whole chunks,
   // and at most a portable cluster (one part without clusters).

@@ -43,7 +43,7 @@ bool build_cell_tables(const int64_t* row_offsets, const int32_t* cols, int64_t 
                        int64_t cols_total, int64_t nnz, int device, CellTiling& tiling,
                        CellTables& tables, cudaStream_t stream);
 
-// Returns false (launching nothing) when K does not fill whole 16-byte vectors.
+// Returns false (launching nothing) when the cells times their parts exceed a launch's grid.
 bool launch_sddmm_cells(const SddmmArgs& args, const CellTiling& tiling, int64_t cols,
                         cudaStream_t stream);
 

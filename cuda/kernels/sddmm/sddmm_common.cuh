@@ -18,7 +18,6 @@ struct Elem;
 template <>
 struct Elem<float> {
   static constexpr int kPerVec = 4;
-  __device__ static float to_float(float x) { return x; }
   __device__ static float dot(uint4 a, uint4 b) {
     return __uint_as_float(a.x) * __uint_as_float(b.x) +
            __uint_as_float(a.y) * __uint_as_float(b.y) +
@@ -43,7 +42,6 @@ __device__ __forceinline__ float dot_pairs(uint4 a, uint4 b, Convert convert) {
 template <>
 struct Elem<__half> {
   static constexpr int kPerVec = 8;
-  __device__ static float to_float(__half x) { return __half2float(x); }
   __device__ static float dot(uint4 a, uint4 b) {
     return dot_pairs<__half2>(a, b, [](__half2 h) { return __half22float2(h); });
   }
@@ -52,7 +50,6 @@ struct Elem<__half> {
 template <>
 struct Elem<__nv_bfloat16> {
   static constexpr int kPerVec = 8;
-  __device__ static float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
   __device__ static float dot(uint4 a, uint4 b) {
     return dot_pairs<__nv_bfloat162>(a, b, [](__nv_bfloat162 h) { return __bfloat1622float2(h); });
   }

@@ -26,7 +26,7 @@ struct DenseTiling {
 // time on an H100 host, half a launch.
 void allow_tile_shared_memory();
 
-// Returns false (launching nothing) unless the factors are 16-bit and K is a multiple of 8.
+// Returns false (launching nothing) unless the factors are 16-bit.
 bool launch_sddmm_dense_tiles(const SddmmArgs& args, const DenseTiling& tiling, int64_t cols,
                               cudaStream_t stream);
 

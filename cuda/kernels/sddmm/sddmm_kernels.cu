@@ -20,25 +20,16 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-// A warp's dot product of two K-vectors: 16-byte loads when K fills whole vectors (rows then
-// stay 16-byte aligned), element loads otherwise.
+// A warp's dot product of two K-vectors by 16-byte loads.
 template <typename T>
 __device__ __forceinline__ float warp_dot(const T* x, const T* y, int64_t k, int lane) {
-  constexpr int E = Elem<T>::kPerVec;
   float acc = 0.0f;
-  if (k % E == 0) {
-    for (int64_t t = lane; t < k / E; t += kWarp)
-      acc += Elem<T>::dot(load_vec(x, t), load_vec(y, t));
-  } else {
-    for (int64_t t = lane; t < k; t += kWarp) {
-      acc += Elem<T>::to_float(x[t]) * Elem<T>::to_float(y[t]);
-    }
-  }
+  for (int64_t t = lane; t < k / Elem<T>::kPerVec; t += kWarp)
+    acc += Elem<T>::dot(load_vec(x, t), load_vec(y, t));
   return warp_sum(acc);
 }
 
-// Warp per row, a warp per nonzero: the row split for K that is not whole 16-byte vectors or
-// more than 256 of them.
+// Warp per row, a warp per nonzero: the row split for rows of more than 256 vectors.
 template <typename T>
 __global__ void sddmm_row_split(SddmmArgs args) {
   const int lane = threadIdx.x % kWarp;
@@ -267,7 +258,6 @@ void launch_group(const SddmmArgs& args, cudaStream_t stream) {
 
 template <typename T>
 bool launch_grouped(const SddmmArgs& args, cudaStream_t stream) {
-  if (args.k % Elem<T>::kPerVec != 0) return false;
   // 16-bit rows of 16 vectors (K = 128) on small patterns: groups of 8 lanes x 2 vectors (78
   // registers, 3 blocks per SM) instead of 4 x 4 (123 registers, 2 blocks), so that more warps
   // have loads in flight. Measured on an H100, bfloat16 K = 128: 2k x 2k at 4% 1.01-1.02x ->
@@ -284,12 +274,11 @@ bool launch_grouped(const SddmmArgs& args, cudaStream_t stream) {
   });
 }
 
-// The grouped row split where K fills whole 16-byte vectors, at most 256 of them; false
-// otherwise (the caller then runs a warp per nonzero of the row).
+// The grouped row split for rows of at most 256 vectors; false otherwise (the caller then runs a
+// warp per nonzero of the row).
 template <typename T>
 bool launch_rows_grouped(const SddmmArgs& args, cudaStream_t stream) {
   const int64_t vecs = args.k / Elem<T>::kPerVec;
-  if (args.k % Elem<T>::kPerVec != 0) return false;
   return with_group_shape(vecs, [&](auto g, auto v) {
     constexpr int G = decltype(g)::value, V = decltype(v)::value;
     auto kernel =

@@ -28,8 +28,8 @@ struct SddmmArgs {
   const int64_t* positions;
   int64_t rows;
   int64_t nnz;
-  // Elements from one row of a or b to the next, each a whole number of 16-byte vectors when
-  // the rows come from a CudaDenseMatrix (zeros past the caller's K, which add nothing).
+  // Elements from one row of a or b to the next: a whole number of 16-byte vectors, every
+  // kernel's precondition (a CudaDenseMatrix's stride; zeros past the caller's K add nothing).
   int64_t k;
   float alpha;
   float beta;
@@ -38,12 +38,11 @@ struct SddmmArgs {
   bool dependent_launch;
 };
 
-// Warp per row, the row's A vector reused across its nonzeros (in registers when K fills whole
-// 16-byte vectors and K <= 256 vectors, else from L1); no row_of array.
+// Warp per row, the row's A vector reused across its nonzeros (in registers when K <= 256
+// vectors, else from L1); no row_of array.
 void launch_sddmm_row_split(const SddmmArgs& args, cudaStream_t stream);
 // Nonzero-balanced (honours `positions`): sub-warp groups per nonzero with A cached in registers
-// when K fills whole 16-byte vectors (K % 4 == 0 for float32, K % 8 == 0 for 16-bit types) and K <=
-// 256 vectors; otherwise a warp per nonzero.
+// when K <= 256 vectors; otherwise a warp per nonzero.
 void launch_sddmm_nnz_split(const SddmmArgs& args, cudaStream_t stream);
 // row_of[e] = row of nonzero e, from CSR offsets.
 void launch_expand_rows(const int64_t* row_offsets, int64_t rows, int32_t* row_of,

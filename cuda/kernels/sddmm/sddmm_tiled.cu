@@ -168,15 +168,14 @@ size_t smem_bytes(const BandTiling& bt) {
 }
 
 template <typename T>
-bool launch_as(const SddmmArgs& args, const BandTiling& bt, int64_t cols, cudaStream_t stream) {
-  if (args.k % Elem<T>::kPerVec != 0) return false;
-  if (bt.tiles == 0) return true;
+void launch_as(const SddmmArgs& args, const BandTiling& bt, int64_t cols, cudaStream_t stream) {
+  if (bt.tiles == 0) return;
   const size_t smem = smem_bytes(bt);
   SFAC_CUDA_TRY(cudaFuncSetAttribute(
       sddmm_band_tile<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   sddmm_band_tile<T>
       <<<static_cast<unsigned>(bt.tiles), kTileThreads, smem, stream>>>(args, bt, cols);
-  return true;
+  SFAC_CUDA_CHECK_LAUNCH();
 }
 
 // seg_start[j * rows + r]: offset in row r of its first column >= j * W (the row's length for
@@ -270,23 +269,17 @@ void build_band_tables(const int64_t* row_offsets, const int32_t* cols, int64_t 
   bt.tile_cell = tables.tile_cell.data();
 }
 
-bool launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,
+void launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,
                         cudaStream_t stream) {
-  if (args.nnz == 0) return true;
-  bool launched = false;
+  if (args.nnz == 0) return;
   switch (args.elem) {
     case ElemType::F32:
-      launched = launch_as<float>(args, tiling, cols, stream);
-      break;
+      return launch_as<float>(args, tiling, cols, stream);
     case ElemType::F16:
-      launched = launch_as<__half>(args, tiling, cols, stream);
-      break;
+      return launch_as<__half>(args, tiling, cols, stream);
     case ElemType::BF16:
-      launched = launch_as<__nv_bfloat16>(args, tiling, cols, stream);
-      break;
+      return launch_as<__nv_bfloat16>(args, tiling, cols, stream);
   }
-  if (launched) SFAC_CUDA_CHECK_LAUNCH();
-  return launched;
 }
 
 }  // namespace sfac::cuda::kernels

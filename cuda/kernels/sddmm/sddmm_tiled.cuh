@@ -67,8 +67,7 @@ __device__ inline int64_t warp_cell_nonzeros(const int32_t* seg_start, int64_t r
 void build_band_tables(const int64_t* row_offsets, const int32_t* cols, int64_t rows,
                        BandTiling& tiling, BandTables& tables, cudaStream_t stream);
 
-// Returns false (launching nothing) when K does not fill whole 16-byte vectors.
-bool launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,
+void launch_sddmm_tiled(const SddmmArgs& args, const BandTiling& tiling, int64_t cols,
                         cudaStream_t stream);
 
 }  // namespace sfac::cuda::kernels
