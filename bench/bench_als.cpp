@@ -26,14 +26,14 @@
 //   Gram 2 nnz k (k+1) + right-hand sides 4 nnz k + Cholesky (m+n) k^3/3
 //   (+ implicit: Y^T Y of each fixed side, 2 (m+n) k^2).
 // With --solver cg it is the same formula (a reference for comparison, not a floor of CG).
-// --reorder 1 renumbers users and items by degree, most ratings first (sfac_sparse_degree_order,
-// sfac_sparse_permute), before either backend trains: BALS's reordering, which puts the rows
-// that many segments share next to each other.
+// --reorder sets SFAC_OPT_ALS_REORDER for both backends: degree trains on the users and items
+// renumbered by degree, most ratings first (BALS's reordering, which puts the rows that many
+// segments share next to each other); auto, the library's default, does so on CUDA only.
 //
 //   bench_als [--cases netflix,ml20m,lastfm] [--ranks per case] [--scale 1] [--epochs 3]
 //             [--cpu-epochs 1] [--cpu-warmup 1] [--solver cholesky|cg] [--biases 0]
 //             [--peak-tflops 60] [--skew 0.6] [--threads 0] [--device 0] [--seed 1]
-//             [--factor-dtype float32|float16|bfloat16] [--reorder 0]
+//             [--factor-dtype float32|float16|bfloat16] [--reorder auto]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -80,7 +80,7 @@ const char* kUsage =
     "[--solver cholesky|cg] [--biases 0 (0|1, explicit ALS)] [--peak-tflops 60 (fp32 "
     "non-tensor peak of an H100 SXM; sets floor_ms)] [--skew 0.6] [--threads 0 (all)] "
     "[--device 0] [--seed 1] [--factor-dtype float32|float16|bfloat16 (SFAC_OPT_FACTOR_DTYPE)] "
-    "[--reorder 0 (1: users and items renumbered by degree, most first, before training)]";
+    "[--reorder auto|none|degree (SFAC_OPT_ALS_REORDER)]";
 
 [[noreturn]] void usage_error(const char* program, const std::string& why) {
   std::fprintf(stderr, "%s: %s\nusage: %s %s\n", program, why.c_str(), program, kUsage);
@@ -168,17 +168,6 @@ std::string describe_options(const sfac_train_options* o, sfac_algorithm algorit
 }
 
 // `ratings` (destroyed) with users and items renumbered by degree, most ratings first.
-sfac_sparse* by_degree(sfac_sparse* ratings, int64_t users, int64_t items) {
-  std::vector<int32_t> user_order(static_cast<size_t>(users)),
-      item_order(static_cast<size_t>(items));
-  check(sfac_sparse_degree_order(ratings, SFAC_AXIS_ROWS, user_order.data(), users), "user order");
-  check(sfac_sparse_degree_order(ratings, SFAC_AXIS_COLS, item_order.data(), items), "item order");
-  sfac_sparse* out = nullptr;
-  check(sfac_sparse_permute(ratings, user_order.data(), item_order.data(), &out), "permute");
-  sfac_sparse_destroy(ratings);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -207,7 +196,10 @@ int main(int argc, char** argv) {
   const sfac_dtype factor_dtype = dtype_name == "float16"    ? SFAC_DTYPE_FLOAT16
                                   : dtype_name == "bfloat16" ? SFAC_DTYPE_BFLOAT16
                                                              : SFAC_DTYPE_FLOAT32;
-  const bool reorder = flags.integer("--reorder", 0, 0, 1) != 0;
+  const std::string reorder_name = flags.choice("--reorder", "auto", {"auto", "none", "degree"});
+  const sfac_reorder reorder = reorder_name == "none"     ? SFAC_REORDER_NONE
+                               : reorder_name == "degree" ? SFAC_REORDER_DEGREE
+                                                          : SFAC_REORDER_AUTO;
   flags.done();
   std::vector<const Case*> cases;
   for (const std::string& name : bench::split(case_list)) {
@@ -246,7 +238,6 @@ int main(int argc, char** argv) {
     int runs = 0;
     sfac_sparse* ratings = bench::synthesize(cpu, c->feedback, users, items, target, kPlantedRank,
                                              kNoise, skew, &runs);
-    if (reorder) ratings = by_degree(ratings, users, items);
     int64_t nnz = 0;
     check(sfac_sparse_get_shape(ratings, nullptr, nullptr, &nnz), "shape");
     sfac_sparse* gpu_ratings = gpu ? copy_to(gpu, ratings) : nullptr;
@@ -259,6 +250,7 @@ int main(int argc, char** argv) {
                                      cg ? SFAC_SOLVER_CG : SFAC_SOLVER_CHOLESKY),
           "solver");
     check(sfac_train_options_set_int(options, SFAC_OPT_FACTOR_DTYPE, factor_dtype), "dtype");
+    check(sfac_train_options_set_int(options, SFAC_OPT_ALS_REORDER, reorder), "reorder");
     if (!implicit) {  // IALS has no biases
       check(sfac_train_options_set_int(options, SFAC_OPT_USE_BIASES, biases ? 1 : 0), "biases");
     }
@@ -269,8 +261,8 @@ int main(int argc, char** argv) {
         static_cast<long long>(target),
         capped ? ", capped at a quarter of the cells at this scale" : "", skew, synth_s, runs,
         runs == 1 ? "" : "s");
-    std::printf("options: %s%s\n", describe_options(options, algorithm).c_str(),
-                reorder ? "; users and items by degree" : "");
+    std::printf("options: %s; reorder %s\n", describe_options(options, algorithm).c_str(),
+                reorder_name.c_str());
     std::printf("%-8s %5s %-5s %7s %10s %10s %10s %9s %10s %8s %8s\n", "case", "rank", "back",
                 "epochs", "setup_ms", "epoch_ms", "min_ms", "TFLOP/s", "floor_ms", "x_floor",
                 "speedup");

@@ -181,8 +181,8 @@ class CudaAlsTrainer final : public Trainer {
     }
     for (auto [side, which] : {std::pair(&users_, FactorSide::users),
                                std::pair(&items_, FactorSide::items)}) {
-      const std::vector<float> host =
-          initial_factors(seed, which, side->n, rank_, stride_, options.init_scale);
+      const std::vector<float> host = initial_factors(
+          seed, which, side->n, rank_, stride_, options.init_scale, original_ids(options, which));
       side->factors = DeviceBuffer<float>(host.size(), own);
       side->factors.upload(host.data(), host.size());
       if (biases_) {
@@ -284,8 +284,12 @@ class CudaAlsTrainer final : public Trainer {
                                    ? 0
                                    : rows * half_stride_ * int64_t{sizeof(uint16_t)} +
                                          4 * int64_t{sizeof(float)};
+    // Renumbered ratings (SFAC_OPT_ALS_REORDER): the core's copy of the pattern and values, and
+    // the CSC built on it.
+    const int64_t copy_bytes =
+        options_.renumbering ? 16 * ratings.nnz() + 8 * (rows + 2) : int64_t{0};
     return int64_t{sizeof(float)} * (2 * ratings.nnz() + factors + d_ * d_) + half_bytes +
-           segments * int64_t{sizeof(int64_t) + sizeof(int32_t) + sizeof(float)} +
+           copy_bytes + segments * int64_t{sizeof(int64_t) + sizeof(int32_t) + sizeof(float)} +
            (rows + 2) * int64_t{sizeof(int64_t)} + rows * int64_t{sizeof(int32_t)} +
            2 * kernels::als_objective_blocks() * int64_t{sizeof(double)};
   }

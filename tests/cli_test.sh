@@ -226,6 +226,14 @@ for schedule in hogwild wavefront; do
   run 0 "--schedule $schedule (a CUDA setting; the CPU trains)" \
     train sgd train.txt -o "sgd-$schedule.sfm" --schedule "$schedule" --iters 2
 done
+run 1 "--reorder with sgd" train sgd train.txt -o x.sfm --reorder degree
+run 1 "--reorder rcm" train als train.txt -o x.sfm --reorder rcm
+check "--reorder rcm: names the option" has "reorder" err
+for reorder in none degree auto; do
+  run 0 "--reorder $reorder" train ials train.txt -o "ials-$reorder.sfm" --iters 2 --backend cpu \
+    --reorder "$reorder"
+done
+check "--reorder auto on the CPU: the model of --reorder none" cmp -s ials-none.sfm ials-auto.sfm
 run 1 "--factor-dtype float64" train als train.txt -o x.sfm --factor-dtype float64
 run 1 "--holdout 1.5" train sgd train.txt -o x.sfm --holdout 1.5
 run 1 "--holdout with --validation" train sgd train.txt -o x.sfm --holdout 0.1 --validation test.txt

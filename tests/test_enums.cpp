@@ -22,7 +22,7 @@ static_assert(based_on_int<sfac_status> && based_on_int<sfac_backend> &&
               based_on_int<sfac_sddmm_mode> && based_on_int<sfac_sddmm_algorithm> &&
               based_on_int<sfac_algorithm> && based_on_int<sfac_option> &&
               based_on_int<sfac_regularization> && based_on_int<sfac_solver> &&
-              based_on_int<sfac_feedback>);
+              based_on_int<sfac_reorder> && based_on_int<sfac_feedback>);
 
 // Values no enumeration lists; each goes through memory on its way to the call, so that the
 // sanitizer build sees it loaded as the enumeration.
@@ -139,6 +139,8 @@ TEST_F(Enums, UnknownAlgorithmIsInvalidAndUnknownOptionIsUnsupported) {
                       sfac_train_options_set_int(o.get(), SFAC_OPT_FACTOR_DTYPE, v));
     SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "SFAC_OPT_SGD_SCHEDULE (option 204)",
                       sfac_train_options_set_int(o.get(), SFAC_OPT_SGD_SCHEDULE, v));
+    SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "SFAC_OPT_ALS_REORDER (option 104)",
+                      sfac_train_options_set_int(o.get(), SFAC_OPT_ALS_REORDER, v));
   }
   int64_t solver = -1;
   SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_ALS_SOLVER, &solver));

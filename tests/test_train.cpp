@@ -463,6 +463,126 @@ TEST_P(Train, StepwiseTrainingMatchesOneShotTraining) {
   EXPECT_EQ(user_factors(once.get()), user_factors(stepwise.get()));
 }
 
+namespace {
+
+// A model's factors and biases, in the caller's numbering.
+struct Factors {
+  std::vector<float> users, items, user_bias, item_bias;
+};
+
+Factors factors_of(const sfac_model* m) {
+  Factors f;
+  int64_t users = 0, items = 0, rank = 0;
+  EXPECT_EQ(sfac_model_get_shape(m, &users, &items, &rank), SFAC_OK);
+  f.users.resize(static_cast<size_t>(users * rank));
+  f.items.resize(static_cast<size_t>(items * rank));
+  f.user_bias.resize(static_cast<size_t>(users));
+  f.item_bias.resize(static_cast<size_t>(items));
+  EXPECT_EQ(sfac_model_get_user_factors(m, f.users.data(), static_cast<int64_t>(f.users.size())),
+            SFAC_OK);
+  EXPECT_EQ(sfac_model_get_item_factors(m, f.items.data(), static_cast<int64_t>(f.items.size())),
+            SFAC_OK);
+  int has = 0;
+  float mean = 0.0f;
+  EXPECT_EQ(
+      sfac_model_get_biases(m, &has, &mean, f.user_bias.data(), users, f.item_bias.data(), items),
+      SFAC_OK);
+  if (!has) f.user_bias.clear(), f.item_bias.clear();
+  return f;
+}
+
+// |got - want| / |want| in the Frobenius norm (0 for two empty vectors).
+double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  double diff = 0.0, norm = 0.0;
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+    diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    norm += double(want[i]) * want[i];
+  }
+  return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+// Whether the rows (or columns) of `m` by degree are in another order than their ids.
+bool degree_order_moves(const sfac_sparse* m, sfac_axis axis) {
+  int64_t rows = 0, cols = 0, nnz = 0;
+  EXPECT_EQ(sfac_sparse_get_shape(m, &rows, &cols, &nnz), SFAC_OK);
+  std::vector<int32_t> order(static_cast<size_t>(axis == SFAC_AXIS_ROWS ? rows : cols));
+  EXPECT_EQ(sfac_sparse_degree_order(m, axis, order.data(), static_cast<int64_t>(order.size())),
+            SFAC_OK);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] != static_cast<int32_t>(i)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// SFAC_OPT_ALS_REORDER: training on the ratings renumbered by degree starts from the same
+// factors (drawn by the caller's ids) and gives the same model, loss and validation error in the
+// caller's numbering, up to the order of floating-point sums.
+TEST_P(Train, ReorderedAlsGivesThePlainModelInTheCallersNumbering) {
+  Context ctx = context(2, test_seed());
+  for (sfac_algorithm algo : {SFAC_ALGO_ALS, SFAC_ALGO_IALS}) {
+    Planted data;
+    if (algo == SFAC_ALGO_ALS) {
+      data = planted(ctx.get(), 1500, 500, 40000, 6, 0.3, 0.5);
+    } else {
+      Sparse all = implicit_data(ctx.get());
+      sfac_sparse *train = nullptr, *test = nullptr;
+      SFAC_ASSERT_OK(sfac_split_random(all.get(), 0.1, test_seed(), &train, &test));
+      data = {Sparse(train), Sparse(test)};
+    }
+    ASSERT_TRUE(degree_order_moves(data.train.get(), SFAC_AXIS_ROWS));
+    ASSERT_TRUE(degree_order_moves(data.train.get(), SFAC_AXIS_COLS));
+    for (int epochs : {0, 3}) {
+      Factors got[2];
+      EpochLog logs[2];
+      for (sfac_reorder reorder : {SFAC_REORDER_NONE, SFAC_REORDER_DEGREE}) {
+        Options opts = make_options(algo);
+        SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_RANK, 6));
+        SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_ITERATIONS, epochs));
+        SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_ALS_REORDER, reorder));
+        if (algo == SFAC_ALGO_ALS) {
+          SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_USE_BIASES, 1));
+        } else {
+          SFAC_ASSERT_OK(sfac_train_options_set_double(opts.get(), SFAC_OPT_LAMBDA, 1.0));
+        }
+        EpochLog& log = logs[reorder == SFAC_REORDER_DEGREE];
+        SFAC_ASSERT_OK(sfac_train_options_set_callback(opts.get(), log_epoch, &log));
+        SFAC_ASSERT_OK(sfac_train_options_set_validation(opts.get(), data.test.get()));
+        Model model;
+        SFAC_TRAIN_OK(train(ctx.get(), data.train.get(), opts.get(), &model));
+        got[reorder == SFAC_REORDER_DEGREE] = factors_of(model.get());
+        if (epochs > 0) {
+          EXPECT_NEAR(log.validation.back(), rmse(model.get(), data.test.get()), 1e-9)
+              << "the callback's validation error is that of the model in the caller's ids";
+        }
+      }
+      const Factors& plain = got[0];
+      const Factors& reordered = got[1];
+      const std::string what = std::string(algo == SFAC_ALGO_ALS ? "ALS" : "IALS") + " after " +
+                               std::to_string(epochs) + " epochs";
+      if (epochs == 0) {  // the starting model: no sums yet, so bit for bit
+        EXPECT_EQ(reordered.users, plain.users) << what;
+        EXPECT_EQ(reordered.items, plain.items) << what;
+        EXPECT_EQ(reordered.user_bias, plain.user_bias) << what;
+        continue;
+      }
+      EXPECT_LT(relative_error(reordered.users, plain.users), 1e-4) << what;
+      EXPECT_LT(relative_error(reordered.items, plain.items), 1e-4) << what;
+      EXPECT_LT(relative_error(reordered.user_bias, plain.user_bias), 1e-4) << what;
+      EXPECT_LT(relative_error(reordered.item_bias, plain.item_bias), 1e-4) << what;
+      ASSERT_EQ(logs[1].losses.size(), logs[0].losses.size());
+      for (size_t e = 0; e < logs[0].losses.size(); ++e) {
+        EXPECT_NEAR(logs[1].losses[e] / logs[0].losses[e], 1.0, 1e-5)
+            << what << ", epoch " << e + 1;
+        EXPECT_NEAR(logs[1].validation[e], logs[0].validation[e], 1e-5 * logs[0].validation[e])
+            << what << ", epoch " << e + 1;
+      }
+    }
+  }
+}
+
 TEST_P(Train, CallbackStopsEarlyOrAbortsWithAClearStatus) {
   Context ctx = context(1, 5);
   Planted data = planted(ctx.get(), 800, 300, 10000, 4, 0.3, 0.2);
@@ -542,6 +662,26 @@ TEST(TrainOptions, FactorDtypeDefaultsToFloat32AndTakesTheThreeStorageTypes) {
   }
   SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_FACTOR_DTYPE, &dtype));
   EXPECT_EQ(dtype, SFAC_DTYPE_FLOAT32);
+}
+
+TEST(TrainOptions, AlsReorderDefaultsToAutoAndTakesTheThreeValues) {
+  for (sfac_algorithm algo : {SFAC_ALGO_ALS, SFAC_ALGO_IALS, SFAC_ALGO_SGD}) {
+    Options o = make_options(algo);
+    int64_t v = -1;
+    SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_ALS_REORDER, &v));
+    EXPECT_EQ(v, SFAC_REORDER_AUTO);
+    for (sfac_reorder r : {SFAC_REORDER_NONE, SFAC_REORDER_DEGREE, SFAC_REORDER_AUTO}) {
+      SFAC_ASSERT_OK(sfac_train_options_set_int(o.get(), SFAC_OPT_ALS_REORDER, r));
+      SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_ALS_REORDER, &v));
+      EXPECT_EQ(v, r);
+    }
+    SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "SFAC_OPT_ALS_REORDER (option 104) = 3",
+                      sfac_train_options_set_int(o.get(), SFAC_OPT_ALS_REORDER, 3));
+    SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_ARGUMENT, "out of range",
+                      sfac_train_options_set_int(o.get(), SFAC_OPT_ALS_REORDER, -1));
+    SFAC_ASSERT_OK(sfac_train_options_get_int(o.get(), SFAC_OPT_ALS_REORDER, &v));
+    EXPECT_EQ(v, SFAC_REORDER_AUTO);
+  }
 }
 
 TEST(TrainOptions, SgdScheduleDefaultsToHogwildAndTakesWavefront) {

@@ -23,7 +23,7 @@ struct TrainCommand {
   ContextOptions context;
   ReadOptions read;
   std::string algorithm, input, output, validation, solver, regularization, factor_dtype, schedule,
-      progress = "auto";
+      reorder, progress = "auto";
   int rank = 32, iterations = 15, cg_steps = 3, workers = 0;
   double lambda = 0.05, alpha = 40.0, learning_rate = 0.08, decay = 0.3, holdout = 0.0;
   bool biases = false, no_scale = false, deterministic = false, force = false;
@@ -44,6 +44,7 @@ constexpr Restriction kRestrictions[] = {
     {"--solver", "als/ials"},
     {"--cg-steps", "als/ials"},
     {"--regularization", "als/ials"},
+    {"--reorder", "als/ials"},
     {"--biases", "als/sgd"},
 };
 
@@ -156,6 +157,12 @@ TrainOptions make_options(const CLI::App& cmd, const TrainCommand& o) {
                                               o.factor_dtype == "float16"    ? SFAC_DTYPE_FLOAT16
                                               : o.factor_dtype == "bfloat16" ? SFAC_DTYPE_BFLOAT16
                                                                              : SFAC_DTYPE_FLOAT32));
+  }
+  if (given("--reorder")) {
+    SFAC_CLI_CHECK(sfac_train_options_set_int(raw, SFAC_OPT_ALS_REORDER,
+                                              o.reorder == "none"     ? SFAC_REORDER_NONE
+                                              : o.reorder == "degree" ? SFAC_REORDER_DEGREE
+                                                                      : SFAC_REORDER_AUTO));
   }
   if (o.biases) SFAC_CLI_CHECK(sfac_train_options_set_int(raw, SFAC_OPT_USE_BIASES, 1));
   if (given("--lr")) {
@@ -372,6 +379,11 @@ void register_train(CLI::App& app) {
                   "Factor storage while training: float32, float16 or bfloat16 (default "
                   "float32; 16-bit is faster on a GPU)")
       ->check(CLI::IsMember({"float32", "float16", "bfloat16"}));
+  cmd->add_option("--reorder", o->reorder,
+                  "als/ials: number users and items while training by rating count (degree, "
+                  "faster on a GPU), as given (none), or auto: degree on a GPU, none on the CPU "
+                  "(default auto; the model keeps the input's ids)")
+      ->check(CLI::IsMember({"auto", "none", "degree"}));
   cmd->add_flag("--biases", o->biases, "als/sgd: learn a global mean and user and item biases");
   cmd->add_option("--lr", o->learning_rate, "sgd: learning rate alpha (default 0.08)")
       ->check(positive_number());

@@ -3,6 +3,7 @@ package sparsefac
 import (
 	"runtime/cgo"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/sparsefac/sparsefac/bindings/go/internal/capi"
 )
@@ -43,6 +44,36 @@ const (
 	Wavefront SGDSchedule = 1
 )
 
+// Reorder is how ALS and IALS number users and items while training; SGD ignores it.
+// ReorderDegree trains on a copy of the ratings with users and items renumbered by rating
+// count, most first (faster on a CUDA device; the copy lives as long as the training), and
+// ReorderNone on the ratings as given. ReorderAuto, the zero value and the default, is
+// ReorderDegree on a CUDA context and ReorderNone on the CPU. The model, loss and validation
+// keep the caller's ids either way, and the factors differ only by the order of floating-point
+// sums.
+//
+// The values are not the C API's sfac_reorder codes, whose zero is NONE: here the zero value
+// has to be the default, as for the other fields whose zero means "library default".
+type Reorder int
+
+const (
+	ReorderAuto   Reorder = 0
+	ReorderNone   Reorder = 1
+	ReorderDegree Reorder = 2
+)
+
+func (r Reorder) String() string {
+	switch r {
+	case ReorderAuto:
+		return "ReorderAuto"
+	case ReorderNone:
+		return "ReorderNone"
+	case ReorderDegree:
+		return "ReorderDegree"
+	}
+	return "Reorder(" + strconv.Itoa(int(r)) + ")"
+}
+
 // EpochInfo is one epoch's progress. ValidationRMSE is NaN without a validation matrix.
 type EpochInfo struct {
 	Epoch          int // from 1
@@ -63,8 +94,9 @@ type EpochInfo struct {
 // ALS. Only Rank, CGSteps, LearningRate and InitScale have zero outside their range. So
 // TrainOptions{} is rejected (StatusInvalidArgument, "TrainOptions.Rank: ... = 0 ..."), and a
 // rejected zero field names DefaultTrainOptions in the message; a literal that sets those four
-// trains with zeros everywhere else, which is rarely what was meant. FactorDType, Workers and
-// Schedule are the fields whose zero is the library default (Float32, automatic and Hogwild).
+// trains with zeros everywhere else, which is rarely what was meant. FactorDType, Workers,
+// Schedule and Reorder are the fields whose zero is the library default (Float32, automatic,
+// Hogwild and ReorderAuto).
 type TrainOptions struct {
 	Algorithm      Algorithm
 	Rank           int
@@ -96,6 +128,8 @@ type TrainOptions struct {
 	// Schedule is how SGD workers on a CUDA device share the items. Deterministic training
 	// runs its own block grid and the CPU backend conflict-free blocks, whatever it says.
 	Schedule SGDSchedule
+	// Reorder is how ALS and IALS number users and items while training (see Reorder).
+	Reorder Reorder
 	// Validation ratings (the training matrix's shape) reported each epoch; may be nil.
 	Validation *SparseMatrix
 	// OnEpoch, when set, runs after every epoch. stop = true ends training successfully; an
@@ -108,6 +142,30 @@ type intOption struct {
 	name string
 	id   capi.Enum_SS_sfac_option
 	ptr  func(*TrainOptions) *int
+}
+
+// enumCodes are the C values of the Go values 0, 1, ... of the fields whose zero has to be a
+// C enum's default that is not its zero. A value outside them goes to the library as it is,
+// which rejects it with the number the caller wrote.
+var enumCodes = map[capi.Enum_SS_sfac_option][]int64{
+	capi.SFAC_OPT_ALS_REORDER: {int64(capi.SFAC_REORDER_AUTO), int64(capi.SFAC_REORDER_NONE),
+		int64(capi.SFAC_REORDER_DEGREE)},
+}
+
+func (o *intOption) toC(v int) int64 {
+	if codes := enumCodes[o.id]; v >= 0 && v < len(codes) {
+		return codes[v]
+	}
+	return int64(v)
+}
+
+func (o *intOption) fromC(c int64) int {
+	for v, code := range enumCodes[o.id] {
+		if code == c {
+			return v
+		}
+	}
+	return int(c)
 }
 
 type doubleOption struct {
@@ -131,6 +189,7 @@ var intOptions = []intOption{
 	{"FactorDType", capi.SFAC_OPT_FACTOR_DTYPE, func(o *TrainOptions) *int { return (*int)(&o.FactorDType) }},
 	{"Workers", capi.SFAC_OPT_SGD_WORKERS, func(o *TrainOptions) *int { return &o.Workers }},
 	{"Schedule", capi.SFAC_OPT_SGD_SCHEDULE, func(o *TrainOptions) *int { return (*int)(&o.Schedule) }},
+	{"Reorder", capi.SFAC_OPT_ALS_REORDER, func(o *TrainOptions) *int { return (*int)(&o.Reorder) }},
 }
 
 var doubleOptions = []doubleOption{
@@ -181,7 +240,7 @@ func DefaultTrainOptions(alg Algorithm) (TrainOptions, error) {
 		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_get_int(c.h, o.id, v) }); err != nil {
 			return opts, err
 		}
-		*o.ptr(&opts) = int(v[0])
+		*o.ptr(&opts) = o.fromC(v[0])
 	}
 	for _, o := range boolOptions {
 		v := []int64{0}
@@ -215,9 +274,10 @@ func optionError(field string, zero bool, err error) error {
 // apply copies every field into the C options; the library validates the values.
 func (c *cOptions) apply(opts *TrainOptions) error {
 	for _, o := range intOptions {
-		v := int64(*o.ptr(opts))
+		g := *o.ptr(opts)
+		v := o.toC(g)
 		if err := call(func() capi.Enum_SS_sfac_status { return capi.Sfac_train_options_set_int(c.h, o.id, v) }); err != nil {
-			return optionError(o.name, v == 0, err)
+			return optionError(o.name, g == 0, err)
 		}
 	}
 	for _, o := range boolOptions {

@@ -515,6 +515,9 @@ typedef enum sfac_option SFAC_ENUM_BASE {
   SFAC_OPT_ALS_SOLVER = 101,         /* sfac_solver. Default SFAC_SOLVER_CHOLESKY */
   SFAC_OPT_ALS_CG_STEPS = 102,       /* int >= 1; CG steps per row and half-sweep. Default 3 */
   SFAC_OPT_IMPLICIT_ALPHA = 103,     /* double >= 0; confidence c = 1 + alpha * r. Default 40 */
+  SFAC_OPT_ALS_REORDER = 104,        /* sfac_reorder; renumber users and items before training
+                                        (the model keeps the caller's ids). Default
+                                        SFAC_REORDER_AUTO */
 
   SFAC_OPT_SGD_LEARNING_RATE = 200, /* double > 0; alpha of gamma_t = alpha / (1 + beta t^1.5).
                                        Default 0.08 */
@@ -550,6 +553,19 @@ typedef enum sfac_sgd_schedule SFAC_ENUM_BASE {
 /* Regularization of ALS: PLAIN adds lambda * I to every normal equation (implicit library);
  * WEIGHTED adds lambda * n_u * I, n_u = the row's number of ratings (ALS-WR: Spark, cuMF). */
 typedef enum sfac_regularization SFAC_ENUM_BASE { SFAC_REG_PLAIN = 0, SFAC_REG_WEIGHTED = 1 } sfac_regularization;
+
+/* How ALS and IALS number users and items while training. DEGREE trains on a copy of the
+ * ratings with users and items by rating count, most first (sfac_sparse_degree_order), so that
+ * the rows many segments read lie together; starting factors are drawn by the caller's ids and
+ * the model, loss and validation are the caller's numbering, so the result differs from NONE only
+ * by the order of floating-point sums. The copy (the ratings' pattern and values again) lives as
+ * long as the trainer. AUTO is DEGREE on a CUDA context, where it is measured faster, and NONE on
+ * the CPU. */
+typedef enum sfac_reorder SFAC_ENUM_BASE {
+  SFAC_REORDER_NONE = 0,
+  SFAC_REORDER_DEGREE = 1,
+  SFAC_REORDER_AUTO = 2
+} sfac_reorder;
 
 /* Linear solver of ALS: exact Cholesky (LAPACK potrf/potrs) or warm-started conjugate gradient
  * with SFAC_OPT_ALS_CG_STEPS steps (cheaper per epoch for large ranks). */

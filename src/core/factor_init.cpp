@@ -60,7 +60,7 @@ class StandardNormal {
 }  // namespace
 
 std::vector<float> initial_factors(uint64_t seed, FactorSide side, int64_t n, int64_t rank,
-                                   int64_t stride, double init_scale) {
+                                   int64_t stride, double init_scale, const int32_t* original_id) {
   std::vector<float> out(static_cast<size_t>(n * stride), 1.0f);
   if (n == 0 || rank == 0) return out;
   const double sigma = init_scale / std::sqrt(static_cast<double>(rank));
@@ -69,7 +69,19 @@ std::vector<float> initial_factors(uint64_t seed, FactorSide side, int64_t n, in
     float* row = out.data() + i * stride;
     for (int64_t t = 0; t < rank; ++t) row[t] = static_cast<float>(sigma * normal());
   }
-  return out;
+  if (original_id == nullptr) return out;
+  std::vector<float> placed(out.size());
+  for (int64_t r = 0; r < n; ++r) {
+    const float* from = out.data() + int64_t{original_id[r]} * stride;
+    std::copy(from, from + stride, placed.data() + r * stride);
+  }
+  return placed;
+}
+
+const int32_t* original_ids(const TrainOptions& options, FactorSide side) {
+  if (!options.renumbering) return nullptr;
+  return (side == FactorSide::users ? options.renumbering->users : options.renumbering->items)
+      .data();
 }
 
 double mean_rating(const float* values, int64_t nnz) {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/train_options.h"
+
 namespace sfac {
 
 // Users and items draw from independent streams of the same seed.
@@ -18,8 +20,15 @@ enum class FactorSide : uint64_t { users = 0, items = 1 };
 // the other side's learned bias multiplies). Row i belongs to original id i; the stream is
 // seeded from (seed, side) and drawn row by row, so a row's values depend neither on how a
 // backend lays the rows out nor on the stride.
+// original_id (n entries, a permutation, or null for the identity) places the rows of a
+// trainer that works on renumbered rows: its row r gets original id original_id[r]'s values.
 std::vector<float> initial_factors(uint64_t seed, FactorSide side, int64_t n, int64_t rank,
-                                   int64_t stride, double init_scale);
+                                   int64_t stride, double init_scale,
+                                   const int32_t* original_id = nullptr);
+
+// The caller's ids of a trainer's rows of one side where the core renumbered its ratings
+// (options.renumbering), else null: the original_id argument above.
+const int32_t* original_ids(const TrainOptions& options, FactorSide side);
 
 // The mean of values[0, nnz), summed in double in index order; 0 when nnz = 0.
 double mean_rating(const float* values, int64_t nnz);

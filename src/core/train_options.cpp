@@ -34,6 +34,7 @@ bool is_int_option(sfac_option option) {
     case SFAC_OPT_ALS_REGULARIZATION:
     case SFAC_OPT_ALS_SOLVER:
     case SFAC_OPT_ALS_CG_STEPS:
+    case SFAC_OPT_ALS_REORDER:
     case SFAC_OPT_SGD_SCALE_RATINGS:
     case SFAC_OPT_SGD_WORKERS:
     case SFAC_OPT_SGD_SCHEDULE:
@@ -93,6 +94,9 @@ std::string option_label(sfac_option option) {
       break;
     case SFAC_OPT_IMPLICIT_ALPHA:
       name = "SFAC_OPT_IMPLICIT_ALPHA";
+      break;
+    case SFAC_OPT_ALS_REORDER:
+      name = "SFAC_OPT_ALS_REORDER";
       break;
     case SFAC_OPT_SGD_LEARNING_RATE:
       name = "SFAC_OPT_SGD_LEARNING_RATE";
@@ -186,6 +190,12 @@ void TrainOptions::set_int(sfac_option option, int64_t value) {
       require_range(value >= 1 && value <= 1000, option, v, "in [1, 1000]");
       cg_steps = value;
       break;
+    case SFAC_OPT_ALS_REORDER:
+      require_range(
+          value == SFAC_REORDER_NONE || value == SFAC_REORDER_DEGREE || value == SFAC_REORDER_AUTO,
+          option, v, "SFAC_REORDER_NONE, SFAC_REORDER_DEGREE or SFAC_REORDER_AUTO");
+      reorder = static_cast<sfac_reorder>(value);
+      break;
     case SFAC_OPT_SGD_WORKERS:
       require_range(value >= 0 && value <= (int64_t{1} << 24), option, v,
                     "in [0, 2^24] (0 = automatic)");
@@ -266,6 +276,8 @@ int64_t TrainOptions::get_int(sfac_option option) const {
       return solver;
     case SFAC_OPT_ALS_CG_STEPS:
       return cg_steps;
+    case SFAC_OPT_ALS_REORDER:
+      return reorder;
     case SFAC_OPT_SGD_WORKERS:
       return sgd_workers;
     case SFAC_OPT_SGD_SCHEDULE:

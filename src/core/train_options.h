@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "sparsefac/sparsefac.h"
 
@@ -25,11 +26,21 @@ struct TrainOptions {
   sfac_solver solver = SFAC_SOLVER_CHOLESKY;
   int64_t cg_steps = 3;
   double implicit_alpha = 40.0;
+  sfac_reorder reorder = SFAC_REORDER_AUTO;  // ALS and IALS
   double learning_rate = 0.08;
   double decay = 0.3;
   bool scale_ratings = true;
   int64_t sgd_workers = 0;  // CUDA SGD's concurrent workers; 0 = automatic
   sfac_sgd_schedule sgd_schedule = SFAC_SGD_HOGWILD;  // CUDA SGD
+
+  // Set by the core when a trainer works on renumbered ratings (core/training.cpp), not by
+  // callers: row r of the ratings it sees is the caller's user users[r], column c item items[c].
+  // Trainers draw their starting factors by those ids, so the start does not depend on the
+  // numbering.
+  struct Renumbering {
+    std::vector<int32_t> users, items;
+  };
+  std::shared_ptr<const Renumbering> renumbering;
 
   std::shared_ptr<const SparseMatrix> validation;
   sfac_epoch_callback callback = nullptr;

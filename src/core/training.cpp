@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/model_ops.h"
+#include "core/reordered_trainer.h"
 
 namespace sfac {
 
@@ -50,6 +51,19 @@ class HostFallbackTrainer final : public Trainer {
   std::unique_ptr<Trainer> trainer_;
 };
 
+// The backend's trainer, or its host fallback's where it declines the options.
+std::unique_ptr<Trainer> make_trainer(Backend& backend, const SparseMatrix& ratings,
+                                      const TrainOptions& options, uint64_t seed) {
+  const std::shared_ptr<Backend>& host = backend.host_fallback();
+  if (!host) return backend.make_trainer(ratings, options, seed);
+  try {
+    return backend.make_trainer(ratings, options, seed);
+  } catch (const Error& e) {
+    if (e.status() != SFAC_ERR_UNSUPPORTED) throw;
+  }
+  return std::make_unique<HostFallbackTrainer>(*host, ratings, options, seed);
+}
+
 }  // namespace
 
 std::unique_ptr<Trainer> start_training(Backend& backend, const SparseMatrix& ratings,
@@ -62,14 +76,13 @@ std::unique_ptr<Trainer> start_training(Backend& backend, const SparseMatrix& ra
                  "validation matrix is ", v.rows(), " x ", v.cols(),
                  " but the training ratings are ", ratings.rows(), " x ", ratings.cols());
   }
-  const std::shared_ptr<Backend>& host = backend.host_fallback();
-  if (!host) return backend.make_trainer(ratings, options, seed);
-  try {
-    return backend.make_trainer(ratings, options, seed);
-  } catch (const Error& e) {
-    if (e.status() != SFAC_ERR_UNSUPPORTED) throw;
+  if (reorders_ratings(backend, ratings, options)) {
+    return make_reordered_trainer(ratings, options,
+                                  [&](const SparseMatrix& renumbered, const TrainOptions& inner) {
+                                    return make_trainer(backend, renumbered, inner, seed);
+                                  });
   }
-  return std::make_unique<HostFallbackTrainer>(*host, ratings, options, seed);
+  return make_trainer(backend, ratings, options, seed);
 }
 
 bool run_epochs(Trainer& trainer, const TrainOptions& options, int64_t epochs, int64_t* epochs_done,

@@ -73,7 +73,8 @@ class CpuAlsTrainer final : public Trainer {
                   options.lambda_item};
     for (auto [side, which] :
          {std::pair(&users_, FactorSide::users), std::pair(&items_, FactorSide::items)}) {
-      side->factors = initial_factors(seed, which, side->n, rank_, stride, options.init_scale);
+      side->factors = initial_factors(seed, which, side->n, rank_, stride, options.init_scale,
+                                      original_ids(options, which));
       round_to_storage(side->factors, options.factor_dtype);
       if (biases_) side->bias = initial_biases(side->n);
     }

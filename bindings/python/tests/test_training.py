@@ -5,6 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefac as sf
+from sparsefac import _core
+from sparsefac._lib import call
 
 
 def fit_als(train, iterations=15, **kw):
@@ -346,6 +348,36 @@ def test_use_cg_solver_agrees(explicit_data):
     cg = sf.AlternatingLeastSquares(factors=8, iterations=15, regularization=0.01,
                                     use_cg=True, cg_steps=4, num_threads=2).fit(train)
     assert cg.evaluate(test)[0] < 0.15
+
+
+@pytest.mark.parametrize("cls", [sf.AlternatingLeastSquares, sf.ImplicitALS])
+def test_reorder_changes_only_summation_order(cls, rng):
+    # uneven rating counts, so that the degree order is far from the identity
+    dense = rng.random((60, 40)) * (rng.random((60, 40)) < np.linspace(0.05, 0.6, 40))
+    ratings = sp.csr_matrix((dense * 5).astype(np.float32))
+
+    def fit(reorder):
+        return cls(factors=4, iterations=8, regularization=0.1, reorder=reorder,
+                   num_threads=2).fit(ratings)
+
+    none, degree = fit("none"), fit("degree")
+    for side in ("user_factors", "item_factors"):
+        want, got = getattr(none, side), getattr(degree, side)
+        assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max(), side
+    # the CPU's automatic choice is no renumbering: the very same sums
+    np.testing.assert_array_equal(fit("auto").user_factors, none.user_factors)
+    # ...and the C enum's value is taken as its name
+    np.testing.assert_array_equal(fit(1).item_factors, degree.item_factors)
+    # agreeing factors alone would not tell a dropped option from a working one
+    for name, code in (("none", 0), ("degree", 1), ("auto", 2)):
+        with cls(reorder=name)._make_options() as options:
+            assert call(_core.sfac_train_options_get_int, options,
+                        _core.SFAC_OPT_ALS_REORDER) == code
+    with sf.Trainer(cls(factors=4, reorder="DEGREE", num_threads=1), ratings) as trainer:
+        assert trainer.run(1) == 1
+    for bad in ("rcm", 3, None):
+        with pytest.raises(ValueError, match=r"reorder must be one of 'none', 'degree', 'auto'"):
+            fit(bad)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

@@ -7,11 +7,13 @@ algorithm_names <- c("ALS", "implicit ALS", "SGD")
 opt <- list(rank = 1L, iterations = 2L, lambda = 3L, lambda_user = 4L, lambda_item = 5L,
             use_biases = 6L, init_scale = 7L, deterministic = 8L, factor_dtype = 10L,
             regularization = 100L, solver = 101L, cg_steps = 102L, alpha = 103L,
-            learning_rate = 200L, decay = 201L, scale_ratings = 202L, workers = 203L,
-            schedule = 204L)
+            reorder = 104L, learning_rate = 200L, decay = 201L, scale_ratings = 202L,
+            workers = 203L, schedule = 204L)
 int_options <- c("rank", "iterations", "use_biases", "deterministic", "factor_dtype",
-                 "regularization", "solver", "cg_steps", "scale_ratings", "workers", "schedule")
+                 "regularization", "solver", "cg_steps", "reorder", "scale_ratings", "workers",
+                 "schedule")
 schedule_codes <- c(hogwild = 0L, wavefront = 1L)
+reorder_codes <- c(none = 0L, degree = 1L, auto = 2L)
 
 # A native options object for `algorithm` with `settings` applied. Returns the options pointer,
 # the conversions that must outlive it (validation) and the environment in which a failing
@@ -117,6 +119,13 @@ trainer_settings <- function(settings) {
     }
     settings$schedule <- unname(code)
   }
+  if (is.character(settings$reorder)) {
+    code <- reorder_codes[match(settings$reorder, names(reorder_codes))]
+    if (length(code) != 1L || is.na(code)) {
+      sfac_abort("'reorder' must be \"auto\", \"none\" or \"degree\"")
+    }
+    settings$reorder <- unname(code)
+  }
   settings
 }
 
@@ -177,29 +186,33 @@ print.sfac_trainer <- function(x, ...) {
 als <- function(ratings, rank = 32L, iterations = 15L, lambda = 0.05, biases = FALSE,
                 weighted = TRUE, solver = c("cholesky", "cg"), cg_steps = 3L, init_scale = 0.1,
                 deterministic = FALSE, factor_dtype = c("float32", "float16", "bfloat16"),
-                validation = NULL, callback = NULL, ctx = default_context()) {
+                reorder = c("auto", "none", "degree"), validation = NULL, callback = NULL,
+                ctx = default_context()) {
   solver <- match.arg(solver)
   factor_dtype <- match.arg(factor_dtype)
+  reorder <- match.arg(reorder)
   train_model("als", ratings,
               list(rank = rank, iterations = iterations, lambda = lambda, use_biases = biases,
                    regularization = as.integer(weighted), solver = match(solver, c("cholesky", "cg")) - 1L,
                    cg_steps = cg_steps, init_scale = init_scale, deterministic = deterministic,
-                   factor_dtype = dtype_codes[[factor_dtype]]),
+                   factor_dtype = dtype_codes[[factor_dtype]], reorder = reorder_codes[[reorder]]),
               validation, callback, ctx)
 }
 
 implicit_als <- function(ratings, rank = 32L, iterations = 15L, lambda = 0.01, alpha = 40,
                          weighted = FALSE, solver = c("cholesky", "cg"), cg_steps = 3L,
                          init_scale = 0.1, deterministic = FALSE,
-                         factor_dtype = c("float32", "float16", "bfloat16"), validation = NULL,
+                         factor_dtype = c("float32", "float16", "bfloat16"),
+                         reorder = c("auto", "none", "degree"), validation = NULL,
                          callback = NULL, ctx = default_context()) {
   solver <- match.arg(solver)
   factor_dtype <- match.arg(factor_dtype)
+  reorder <- match.arg(reorder)
   train_model("implicit_als", ratings,
               list(rank = rank, iterations = iterations, lambda = lambda, alpha = alpha,
                    regularization = as.integer(weighted), solver = match(solver, c("cholesky", "cg")) - 1L,
                    cg_steps = cg_steps, init_scale = init_scale, deterministic = deterministic,
-                   factor_dtype = dtype_codes[[factor_dtype]]),
+                   factor_dtype = dtype_codes[[factor_dtype]], reorder = reorder_codes[[reorder]]),
               validation, callback, ctx)
 }
 

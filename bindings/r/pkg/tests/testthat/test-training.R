@@ -167,3 +167,40 @@ test_that("SGD takes a schedule that the CPU backend ignores", {
   expect_error(sfac_trainer(d$train, "sgd", schedule = 2, ctx = d$ctx),
                "SFAC_OPT_SGD_SCHEDULE \\(option 204\\)", class = "sparsefac_invalid_argument")
 })
+
+test_that("ALS and implicit ALS take a reorder that changes only the order of sums", {
+  ctx <- sfac_context("cpu", threads = 1, seed = 4)
+  # Skewed degrees, so that the degree order is far from the identity.
+  explicit <- synthesize_ratings(120, 80, 2000, rank = 3, skew = 0.5, ctx = ctx)
+  implicit <- synthesize_ratings(120, 80, 2000, rank = 3, skew = 0.5, implicit = TRUE, ctx = ctx)
+  fits <- list(
+    function(reorder) als(explicit, rank = 3, iterations = 6, reorder = reorder, ctx = ctx),
+    function(reorder) implicit_als(implicit, rank = 3, iterations = 6, reorder = reorder,
+                                   ctx = ctx))
+  for (fit in fits) {
+    none <- fit("none")
+    degree <- fit("degree")
+    for (side in list(user_factors, item_factors)) {
+      want <- side(none)
+      expect_lte(max(abs(side(degree) - want)), 1e-4 * max(abs(want)))
+    }
+    # The CPU's automatic choice is no renumbering: the very same sums.
+    expect_identical(user_factors(fit("auto")), user_factors(none))
+  }
+  tr <- sfac_trainer(explicit, "als", rank = 3, reorder = "degree", ctx = ctx)
+  train_epochs(tr, 1)
+  close(tr)
+  # Agreeing factors alone would not tell a dropped option from a working one.
+  for (reorder in c("none", "degree", "auto")) {
+    o <- make_options("als", trainer_settings(list(reorder = reorder)), NULL, NULL, ctx)
+    expect_identical(sfac_ok(native_train_options_get_int(o$ptr, 104L, 1), "get")[[1L]],
+                     unname(as.numeric(reorder_codes[[reorder]])))
+    native_r_close(o$ptr)
+  }
+  expect_error(als(explicit, rank = 2, reorder = "rcm", ctx = ctx),
+               "should be one of .*auto.*none.*degree")
+  expect_error(sfac_trainer(explicit, "implicit_als", reorder = "rcm", ctx = ctx), "'reorder'")
+  # A number reaches the library, which names the option.
+  expect_error(sfac_trainer(explicit, "als", reorder = 3, ctx = ctx),
+               "SFAC_OPT_ALS_REORDER \\(option 104\\)", class = "sparsefac_invalid_argument")
+})

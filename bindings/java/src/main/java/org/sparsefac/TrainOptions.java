@@ -40,6 +40,26 @@ public final class TrainOptions {
   }
 
   /**
+   * How ALS and implicit ALS number users and items while training. DEGREE trains on a copy of
+   * the ratings with users and items renumbered by rating count, most first, so that the rows
+   * many users read lie together (faster on a CUDA device; the copy lives as long as the
+   * training). NONE trains on the ratings as given. AUTO (the default) is DEGREE on a CUDA
+   * context and NONE on the CPU. Either way the model, loss and validation keep the caller's ids,
+   * and the factors differ only by the order of floating-point sums.
+   */
+  public enum Reorder {
+    NONE(sfac_reorder.SFAC_REORDER_NONE),
+    DEGREE(sfac_reorder.SFAC_REORDER_DEGREE),
+    AUTO(sfac_reorder.SFAC_REORDER_AUTO);
+
+    final int code;
+
+    Reorder(int code) {
+      this.code = code;
+    }
+  }
+
+  /**
    * How SGD workers on a CUDA device share the items. Each worker owns its users either way.
    * HOGWILD (the default, faster) updates items without locks, and two workers on one item at
    * once lose one's update; WAVEFRONT locks ranges of items so that no update is lost, at the
@@ -200,6 +220,15 @@ public final class TrainOptions {
     /** CG steps per row and half-sweep (ALS with {@link Solver#CG}). */
     public Builder cgSteps(int steps) {
       return setInt(sfac_option.SFAC_OPT_ALS_CG_STEPS, steps);
+    }
+
+    /**
+     * How ALS and implicit ALS number users and items while training (default {@link
+     * Reorder#AUTO}); SGD ignores it.
+     */
+    public Builder alsReorder(Reorder reorder) {
+      return setInt(sfac_option.SFAC_OPT_ALS_REORDER,
+          Objects.requireNonNull(reorder, "reorder").code);
     }
 
     /**

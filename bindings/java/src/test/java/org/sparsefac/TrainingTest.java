@@ -1,5 +1,6 @@
 package org.sparsefac;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -298,6 +299,61 @@ class TrainingTest {
     NullPointerException e = assertThrows(NullPointerException.class,
         () -> TrainOptions.builder(Algorithm.SGD).sgdSchedule(null));
     assertEquals("schedule", e.getMessage());
+  }
+
+  @Test
+  void alsReorderChangesOnlyTheSummationOrder() {
+    // Skewed degrees, so that the degree order is far from the identity; implicit (positive)
+    // ratings, so that both algorithms train on them.
+    try (Context ctx = Context.cpu(2, 4);
+        Data.Synthetic data =
+            Data.synthesize(ctx, Data.Feedback.IMPLICIT, 120, 80, 2_000, 3, 1.0, 0.5)) {
+      for (Algorithm algorithm : new Algorithm[] {Algorithm.ALS, Algorithm.IALS}) {
+        Function<TrainOptions.Reorder, TrainOptions> als = reorder
+            -> TrainOptions.builder(algorithm)
+                   .rank(3)
+                   .iterations(6)
+                   .lambda(0.1)
+                   .alsReorder(reorder)
+                   .build();
+        try (Model none = Model.train(ctx, data.ratings(), als.apply(TrainOptions.Reorder.NONE));
+            Model degree =
+                Model.train(ctx, data.ratings(), als.apply(TrainOptions.Reorder.DEGREE));
+            Model auto = Model.train(ctx, data.ratings(), als.apply(TrainOptions.Reorder.AUTO))) {
+          assertAgree(none.userFactorsFlat(), degree.userFactorsFlat(), algorithm + " users");
+          assertAgree(none.itemFactorsFlat(), degree.itemFactorsFlat(), algorithm + " items");
+          // The CPU's automatic choice is no renumbering: the very same sums.
+          assertArrayEquals(none.userFactorsFlat(), auto.userFactorsFlat());
+        }
+      }
+    }
+    // Agreeing factors alone would not tell a dropped option from a working one.
+    for (TrainOptions.Reorder reorder : TrainOptions.Reorder.values()) {
+      long options = TrainOptions.builder(Algorithm.ALS).alsReorder(reorder).build().toNative();
+      try {
+        long[] value = new long[1];
+        SparsefacException.check(Native.sfac_train_options_get_int(options,
+            sfac_option.SFAC_OPT_ALS_REORDER, value));
+        assertEquals(reorder.code, value[0], reorder.name());
+      } finally {
+        Native.sfac_train_options_destroy(options);
+      }
+    }
+    NullPointerException e = assertThrows(NullPointerException.class,
+        () -> TrainOptions.builder(Algorithm.ALS).alsReorder(null));
+    assertEquals("reorder", e.getMessage());
+  }
+
+  /** Equal up to float rounding: within 1e-4 of the largest magnitude. */
+  static void assertAgree(float[] want, float[] got, String what) {
+    assertEquals(want.length, got.length, what);
+    float scale = 0;
+    for (float x : want) {
+      scale = Math.max(scale, Math.abs(x));
+    }
+    for (int i = 0; i < want.length; i++) {
+      assertEquals(want[i], got[i], 1e-4 * scale, what + " " + i);
+    }
   }
 
   @Test
