@@ -2,7 +2,8 @@
 // one thread block (4 warps, 8 for the largest systems) per system, the lower triangle of A held
 // in shared memory as 16 x 16 tiles and b beside it, factored right-looking a block column at
 // a time:
-//   1. one warp factors the diagonal tile in registers (a lane per row, shuffles, no barrier);
+//   1. one warp factors the diagonal tile in registers (a lane per row; each finished column
+//      reaches the other lanes through shared memory; no block barrier);
 //   2. a thread per row below solves its 16 entries of the block column against that tile, and
 //      one more thread does the same for b's 16 entries of the block (forward substitution);
 //   3. the warps update the trailing tiles, A_IJ -= L_IK L_JK^T, with 3xTF32 mma (fp32
@@ -101,10 +102,21 @@ __device__ void factor_diagonal(float* diag, int k, int d, float* upper, float* 
       row[j] = s;
       if (lane == j) inverse[kTile * k + j] = inv;
     }
+    // Column j to every lane through shared memory (two buffers alternating, so one
+    // __syncwarp a column orders both the writes before the reads and the reads before the
+    // buffer's next writes): a store and up to four broadcast loads instead of 15 - j shuffles.
+    float* column = upper + kTile * (j & 1);
+    if (lane < kTile) column[r] = row[j];
+    __syncwarp();
 #pragma unroll
-    for (int c = j + 1; c < kTile; ++c) {
-      const float below = __shfl_sync(0xffffffffu, row[j], c);  // L[c][j]
-      if (r >= c) row[c] = fmaf(-row[j], below, row[c]);
+    for (int q = (j + 1) / 4; q < kTile / 4; ++q) {
+      const float4 v = *reinterpret_cast<const float4*>(column + 4 * q);
+      const float below[4] = {v.x, v.y, v.z, v.w};  // L[4q + u][j]
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int c = 4 * q + u;
+        if (c > j && r >= c) row[c] = fmaf(-row[j], below[u], row[c]);
+      }
     }
   }
   __syncwarp();  // lanes 16-31 read the rows that lanes 0-15 now write
@@ -268,7 +280,8 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper,
     if (*failed) return false;
     // Block column k below its diagonal tile, and z_k.
     const int below = kTile * (tiles - k - 1);
-    for (int p = threadIdx.x; p <= below + kTile; p += blockDim.x) {
+    // Row 15 of W has nothing right of its diagonal: 15 rows of W.
+    for (int p = threadIdx.x; p < below + kTile; p += blockDim.x) {
       if (p < below) {
         const int r = p % kTile;
         solve_panel_row(tile(l, k + 1 + p / kTile, k) + r * kTile, chunk_key(r), upper,
