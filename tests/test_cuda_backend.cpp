@@ -1353,6 +1353,13 @@ TEST(Cuda, NonzerosPastTwoToThe31) {
   Sparse p(raw_p);
   Plan poison_plan = make_plan(ctx.get(), s.get(), kK, SFAC_SDDMM_ALG_NNZ_SPLIT);
   ASSERT_TRUE(poison_plan);
+  // cuSPARSE's SDDMM takes 32-bit offsets: an explicit CUSPARSE plan is declined, naming the
+  // count (AUTO, below, never asks for it on a pattern this large).
+  sfac_sddmm_plan* declined = nullptr;
+  SFAC_EXPECT_ERROR(
+      SFAC_ERR_UNSUPPORTED, "this one has " + std::to_string(kHugeNnz),
+      sfac_sddmm_plan_create(ctx.get(), s.get(), kK, SFAC_SDDMM_ALG_CUSPARSE, &declined));
+  EXPECT_EQ(declined, nullptr);
   // Every nonzero of the checked rows (next_checked_row) against the reference.
   std::vector<float> got(kHugeNnz);
   for (sfac_dtype dtype : {SFAC_DTYPE_FLOAT32, SFAC_DTYPE_BFLOAT16}) {
