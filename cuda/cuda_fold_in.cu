@@ -42,6 +42,18 @@ Segments cut_segments(const FoldInRequest& r) {
   return s;
 }
 
+// The request's users as the solved side of `s`: their ratings (on the device) and where their
+// rows go; solved_bias null without biases.
+void describe_users(kernels::AlsHalfSweep& s, int64_t count, const int64_t* offsets,
+                    const int32_t* items, const float* ratings, float* solved, float* solved_bias) {
+  s.offsets = offsets;
+  s.others = items;
+  s.values = ratings;
+  s.rows = count;
+  s.solved = solved;
+  s.solved_bias = solved_bias;
+}
+
 }  // namespace
 
 bool CudaFoldIn::serves(const Model& model) {
@@ -161,15 +173,11 @@ void CudaFoldIn::solve(const FoldInRequest& r, int64_t budget) {
   DeviceBuffer<float> solved_bias(biases_ ? static_cast<size_t>(r.count) : 0, stream);
 
   kernels::AlsHalfSweep s;
-  s.offsets = offsets.data();
-  s.others = items.data();
-  s.values = ratings.data();
-  s.rows = r.count;
+  describe_users(s, r.count, offsets.data(), items.data(), ratings.data(), solved.data(),
+                 biases_ ? solved_bias.data() : nullptr);
   s.segment_begin = begin.data();
   s.segment_row = row.data();
   s.first_segment = first.data();
-  s.solved = solved.data();
-  s.solved_bias = biases_ ? solved_bias.data() : nullptr;
   describe_items(s);
 
   DeviceBuffer<float> a(static_cast<size_t>(slots * kernels::als_system_floats(d_)), stream);
@@ -224,12 +232,8 @@ void CudaFoldIn::solve_cg(const FoldInRequest& r, int64_t budget) {
   auto solved_bias = DeviceBuffer<float>::copy_of(start_bias.data(), start_bias.size(), stream);
 
   kernels::AlsHalfSweep s;
-  s.offsets = offsets.data();
-  s.others = items.data();
-  s.values = ratings.data();
-  s.rows = r.count;
-  s.solved = solved.data();
-  s.solved_bias = biases_ ? solved_bias.data() : nullptr;
+  describe_users(s, r.count, offsets.data(), items.data(), ratings.data(), solved.data(),
+                 biases_ ? solved_bias.data() : nullptr);
   describe_items(s);
   kernels::AlsCgRows cg_rows;
   cg_rows.long_rows = rows.data();

@@ -243,7 +243,6 @@ void CudaResidentModel::recommend_two_pass(const RecommendRequest& request,
                              item_factors_.data(),
                              stride_,
                              rank_,
-                             items_,
                              has_biases_ ? user_offsets_.data() : nullptr,
                              has_biases_ ? item_biases_.data() : nullptr};
     left = two_pass_->run(sides, users.data(), request.count, n,

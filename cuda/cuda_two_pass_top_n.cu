@@ -125,12 +125,15 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
   const int64_t sample = sample_size(n);
   std::vector<int32_t> sample_ids(sample_order_.begin(), sample_order_.begin() + sample);
   std::sort(sample_ids.begin(), sample_ids.end());  // rows gathered in address order
-  std::vector<int32_t> position(static_cast<size_t>(items_), -1);
-  for (int64_t j = 0; j < sample; ++j) position[sample_ids[j]] = static_cast<int32_t>(j);
   const auto device_sample =
       DeviceBuffer<int32_t>::copy_of(sample_ids.data(), sample_ids.size(), stream);
+  // Each item's place in the sample (-1: not in it), for the exclusions' sample masks; the host
+  // copy lives as long as the call, as the sample's does.
+  std::vector<int32_t> position;
   DeviceBuffer<int32_t> device_position;
   if (exclude_offsets != nullptr) {
+    position.assign(static_cast<size_t>(items_), -1);
+    for (int64_t j = 0; j < sample; ++j) position[sample_ids[j]] = static_cast<int32_t>(j);
     device_position = DeviceBuffer<int32_t>::copy_of(position.data(), position.size(), stream);
   }
 
@@ -161,7 +164,7 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
     scan.query_ids = users + q0;
     scan.queries = m;
     scan.candidate_factors = sides.item_half;
-    scan.candidates = sides.items;
+    scan.candidates = items_;
     scan.stride = sides.half_stride;
     scan.query_offset = sides.user_offsets;
     scan.candidate_bias = sides.item_biases;

@@ -22,7 +22,7 @@ struct TwoPassSides {
   int64_t half_stride;
   const float* user_factors;  // float32 rows of stride floats (the exact scores)
   const float* item_factors;
-  int64_t stride, rank, items;
+  int64_t stride, rank;       // (the item count is the plan's: TwoPassTopN::plan)
   const float* user_offsets;  // global mean + user bias; null without biases
   const float* item_biases;
 };
