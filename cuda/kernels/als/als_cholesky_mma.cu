@@ -76,11 +76,10 @@ __device__ void load_tiles(const float* a, const float* b, int d, int tiles, flo
 }
 
 // Step 1: the diagonal tile of block column k by warp 0, lane r holding row r. Pivots of
-// columns at and past d are 1. Writes L_kk over the tile, its transpose to `upper` (16 x 16,
-// chunks permuted like a tile's) and 1 / pivot to inverse[16 k ...]; sets *failed at a pivot
-// that is not positive.
-__device__ void factor_diagonal(float* diag, int k, int d, float* upper, float* inverse,
-                                int* failed) {
+// columns at and past d are 1. Writes L_kk's strictly lower part over the tile and 1 / pivot on
+// its diagonal (L_kk's own diagonal is never read again); sets *failed at a pivot that is not
+// positive. `scratch`: 32 floats.
+__device__ void factor_diagonal(float* diag, int k, int d, float* scratch, int* failed) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int r = lane % kTile;
   float row[kTile];
@@ -89,23 +88,17 @@ __device__ void factor_diagonal(float* diag, int k, int d, float* upper, float* 
 #pragma unroll
   for (int j = 0; j < kTile; ++j) {
     const float pivot = __shfl_sync(0xffffffffu, row[j], j);
-    float s = 1.0f, inv = 1.0f;
+    float inv = 1.0f;
     if (kTile * k + j < d) {
       ok = ok && pivot > 0.0f && isfinite(pivot);
-      if (ok) {
-        inv = rsqrtf(pivot);
-        s = pivot * inv;
-      }
+      if (ok) inv = rsqrtf(pivot);
     }
     if (r > j) row[j] *= inv;
-    if (r == j) {
-      row[j] = s;
-      if (lane == j) inverse[kTile * k + j] = inv;
-    }
+    if (r == j) row[j] = inv;
     // Column j to every lane through shared memory (two buffers alternating, so one
     // __syncwarp a column orders both the writes before the reads and the reads before the
     // buffer's next writes): a store and up to four broadcast loads instead of 15 - j shuffles.
-    float* column = upper + kTile * (j & 1);
+    float* column = scratch + kTile * (j & 1);
     if (lane < kTile) column[r] = row[j];
     __syncwarp();
 #pragma unroll
@@ -120,57 +113,56 @@ __device__ void factor_diagonal(float* diag, int k, int d, float* upper, float* 
     }
   }
   __syncwarp();  // lanes 16-31 read the rows that lanes 0-15 now write
-  if (lane < kTile) {
-    store_row(diag + r * kTile, chunk_key(r), row);
-#pragma unroll
-    for (int c = 0; c < kTile; ++c) upper[at(c, r)] = c <= r ? row[c] : 0.0f;
-  }
+  // The entries right of the diagonal go back as they came: W's place (store_inverse_row).
+  if (lane < kTile) store_row(diag + r * kTile, chunk_key(r), row);
   if (!ok && lane == 0) *failed = 1;
 }
 
-// Step 2's arithmetic: x = x L_kk^-T in registers. Column j of L_kk is read as row j of
-// `upper`, 16 bytes at a time.
-__device__ __forceinline__ void solve_against_diagonal(float (&x)[kTile], const float* upper,
-                                                       const float* inverse) {
-  // Keeps the compiler from hoisting the 120 reads of `upper` out of the caller's loop over
-  // rows into registers (and spilling them).
+// Step 2's arithmetic: x = x L_kk^-T in registers, x_j = (x_j - sum_{m<j} x_m L_jm) / L_jj, row
+// j of L_kk read from the diagonal tile (1 / L_jj on its diagonal). The full chunks left of the
+// diagonal's are read 16 bytes at a time; the diagonal's chunk entry by entry up to the
+// diagonal, since right of it lies W's row j, which store_inverse_row may be writing. The sums
+// run in the order of the right-looking form (x_j gets x_0 L_j0 first).
+__device__ __forceinline__ void solve_against_diagonal(float (&x)[kTile], const float* diag) {
+  // Keeps the compiler from hoisting the tile's reads out of the caller's loop over rows into
+  // registers (and spilling them).
   asm volatile("" ::: "memory");
 #pragma unroll
   for (int j = 0; j < kTile; ++j) {
-    x[j] *= inverse[j];
+    float v = x[j];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      if (4 * q + 3 <= j) continue;
-      const float4 v = *reinterpret_cast<const float4*>(upper + at(j, 4 * q));
-      const float col[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        if (4 * q + u > j) x[4 * q + u] = fmaf(-x[j], col[u], x[4 * q + u]);
-      }
+    for (int q = 0; q < j / 4; ++q) {
+      const float4 l =
+          *reinterpret_cast<const float4*>(diag + j * kTile + ((q ^ chunk_key(j)) << 2));
+      v = fmaf(-x[4 * q], l.x, v);
+      v = fmaf(-x[4 * q + 1], l.y, v);
+      v = fmaf(-x[4 * q + 2], l.z, v);
+      v = fmaf(-x[4 * q + 3], l.w, v);
     }
+#pragma unroll
+    for (int m = j / 4 * 4; m < j; ++m) v = fmaf(-x[m], diag[at(j, m)], v);
+    x[j] = v * diag[at(j, j)];
   }
 }
 
 // Step 2: a row of 16 entries (chunks permuted by `key`) below the diagonal, x = a L_kk^-T, in
 // place; for b's block, z_k = L_kk^-1 b_k.
-__device__ __forceinline__ void solve_panel_row(float* a_row, int key, const float* upper,
-                                                const float* inverse) {
+__device__ __forceinline__ void solve_panel_row(float* a_row, int key, const float* diag) {
   float x[kTile];
   load_row(a_row, key, x);
-  solve_against_diagonal(x, upper, inverse);
+  solve_against_diagonal(x, diag);
   store_row(a_row, key, x);
 }
 
 // Also step 2: row c of W = L_kk^-T (upper triangular), e_c L_kk^-T, into the diagonal tile's
 // upper part right of its diagonal, which the factorization no longer uses; W's diagonal is
-// inverse[c]. The backward substitution then multiplies by W instead of solving the triangle
-// one unknown after another.
-__device__ __forceinline__ void store_inverse_row(float* diag, int c, const float* upper,
-                                                  const float* inverse) {
+// the tile's diagonal (1 / L_cc). The backward substitution then multiplies by W instead of solving
+// the triangle one unknown after another.
+__device__ __forceinline__ void store_inverse_row(float* diag, int c) {
   float x[kTile];
 #pragma unroll
   for (int j = 0; j < kTile; ++j) x[j] = j == c ? 1.0f : 0.0f;
-  solve_against_diagonal(x, upper, inverse);
+  solve_against_diagonal(x, diag);
 #pragma unroll
   for (int m = 0; m < kTile; ++m) {
     if (m > c) diag[at(c, m)] = x[m];
@@ -265,16 +257,15 @@ __device__ inline void update_trailing(float* l, int k, int tiles, int warp, int
 }
 
 // Factors the tiles in place and turns z into L^-1 b; false (in every thread) at a pivot that
-// is not positive. `upper`: a tile; `inverse`: 16 floats a block row (1 / pivot); `failed`: a
-// shared int. With look-ahead: once block column k is done, the warps first update block column
-// k + 1 alone; then warp 0 factors its diagonal tile while the other warps update the tiles
-// right of it, so the one-warp step overlaps the bulk of the updates instead of idling them.
-__device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper, float* inverse,
-                             int* failed) {
+// is not positive. `scratch`: 32 floats; `failed`: a shared int. With look-ahead: once block column
+// k is done, the warps first update block column k + 1 alone; then warp 0 factors its diagonal tile
+// while the other warps update the tiles right of it, so the one-warp step overlaps the bulk of the
+// updates instead of idling them.
+__device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* scratch, int* failed) {
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int warps = static_cast<int>(blockDim.x) / 32;
   if (threadIdx.x == 0) *failed = 0;
-  if (warp == 0) factor_diagonal(tile(l, 0, 0), 0, d, upper, inverse, failed);
+  if (warp == 0) factor_diagonal(tile(l, 0, 0), 0, d, scratch, failed);
   __syncthreads();
   for (int k = 0; k < tiles; ++k) {
     if (*failed) return false;
@@ -282,14 +273,14 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper,
     const int below = kTile * (tiles - k - 1);
     // Row 15 of W has nothing right of its diagonal: 15 rows of W.
     for (int p = threadIdx.x; p < below + kTile; p += blockDim.x) {
+      const float* diag = tile(l, k, k);
       if (p < below) {
         const int r = p % kTile;
-        solve_panel_row(tile(l, k + 1 + p / kTile, k) + r * kTile, chunk_key(r), upper,
-                        inverse + kTile * k);
+        solve_panel_row(tile(l, k + 1 + p / kTile, k) + r * kTile, chunk_key(r), diag);
       } else if (p == below) {
-        solve_panel_row(z + kTile * k, 0, upper, inverse + kTile * k);
+        solve_panel_row(z + kTile * k, 0, diag);
       } else {
-        store_inverse_row(tile(l, k, k), p - below - 1, upper, inverse + kTile * k);
+        store_inverse_row(tile(l, k, k), p - below - 1);
       }
     }
     __syncthreads();
@@ -308,7 +299,7 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper,
     update_next_column(l, k, tiles, warp, warps);
     __syncthreads();
     if (warp == 0) {
-      factor_diagonal(tile(l, k + 1, k + 1), k + 1, d, upper, inverse, failed);
+      factor_diagonal(tile(l, k + 1, k + 1), k + 1, d, scratch, failed);
     } else {
       update_trailing(l, k, tiles, warp - 1, warps - 1);
     }
@@ -321,10 +312,10 @@ __device__ bool factor_tiles(float* l, float* z, int d, int tiles, float* upper,
 
 // L^T x = z by warp 0, a block of 16 unknowns at a time from the last: lanes c and c + 16 take
 // the dots of column 16k + c of the tiles below with the finished unknowns (half the rows
-// each), then lane c multiplies the block's residual by row c of W = L_kk^-T (kept by step 2).
+// each), then lane c multiplies the block's residual by row c of W = L_kk^-T (kept by step 2,
+// its diagonal on the tile's). x overwrites z, a block once its z is read.
 // Returns whether every unknown is finite (in every lane).
-__device__ bool solve_backward(float* l, const float* z, const float* inverse, int d, int tiles,
-                               float* x) {
+__device__ bool solve_backward(float* l, float* x, int d, int tiles) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int c = lane % kTile, half = lane / kTile;
   for (int k = tiles - 1; k >= 0; --k) {
@@ -339,15 +330,16 @@ __device__ bool solve_backward(float* l, const float* z, const float* inverse, i
     }
     acc += __shfl_xor_sync(0xffffffffu, acc, kTile);
     // Unknowns at and past d stay 0 (their right-hand sides are 0).
-    const float r = j < d ? z[j] - acc : 0.0f;
+    const float r = j < d ? x[j] - acc : 0.0f;
     const float* diag = tile(l, k, k);
     float v = 0.0f;
 #pragma unroll
     for (int m = 0; m < kTile; ++m) {
       const float rm = __shfl_sync(0xffffffffu, r, m);
       if (m > c) v = fmaf(diag[at(c, m)], rm, v);
-      if (m == c) v = fmaf(inverse[j], rm, v);
+      if (m == c) v = fmaf(diag[at(c, c)], rm, v);
     }
+    __syncwarp();  // lanes c + 16 read z[j] above
     if (lane < kTile) x[j] = v;
     __syncwarp();
   }
@@ -362,7 +354,7 @@ template <int kThreads>
 __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
     cholesky_mma_kernel(AlsHalfSweep s, AlsBatch batch, const float* a, const float* b) {
   extern __shared__ __align__(16) float smem[];
-  __shared__ __align__(16) float upper[kTileFloats];
+  __shared__ __align__(16) float scratch[2 * kTile];
   __shared__ int failed;
   const int d = static_cast<int>(s.d);
   const int tiles = (d + kTile - 1) / kTile;
@@ -374,9 +366,7 @@ __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
     return;
   }
   float* l = smem;
-  float* z = smem + tile_count(tiles) * kTileFloats;
-  float* x = z + kTile * tiles;
-  float* inverse = x + kTile * tiles;
+  float* z = smem + tile_count(tiles) * kTileFloats;  // b, then L^-1 b, then the solution
   const float* system = a + local * int64_t{kTileFloats} * tile_count(tiles);
   const float* rhs = b + local * d;
   // A system that is not positive definite, or whose solution is not finite (a pivot barely
@@ -395,10 +385,10 @@ __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
       __syncthreads();  // the failed attempt's tiles may still be read
     }
     load_tiles(system, rhs, d, tiles, raise, l, z);
-    ok = factor_tiles(l, z, d, tiles, upper, inverse, &failed);
+    ok = factor_tiles(l, z, d, tiles, scratch, &failed);
     if (ok) {
       if (threadIdx.x < 32) {
-        const bool finite = solve_backward(l, z, inverse, d, tiles, x);
+        const bool finite = solve_backward(l, z, d, tiles);
         if (threadIdx.x == 0) failed = !finite;
       }
       __syncthreads();
@@ -408,8 +398,8 @@ __global__ void __launch_bounds__(kThreads, kThreads == 128 ? 7 : 2)
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
     float* out = s.solved + row * s.stride;
-    for (int t = lane; t < s.rank; t += 32) out[t] = ok ? x[t] : 0.0f;
-    if (s.solved_bias && lane == 0) s.solved_bias[row] = ok ? x[s.rank] : 0.0f;
+    for (int t = lane; t < s.rank; t += 32) out[t] = ok ? z[t] : 0.0f;
+    if (s.solved_bias && lane == 0) s.solved_bias[row] = ok ? z[s.rank] : 0.0f;
   }
 }
 
@@ -425,9 +415,9 @@ bool launch_als_cholesky_solve_mma(const AlsHalfSweep& s, const AlsBatch& batch,
                                    const float* b, int max_shared_bytes, cudaStream_t stream) {
   if (!als_cholesky_on_tensor_cores(s.d)) return false;
   const int tiles = static_cast<int>((s.d + kTile - 1) / kTile);
-  // The tiles, then z, x and the pivots' inverses.
+  // The tiles, then z.
   const int64_t shared =
-      (tile_count(tiles) * int64_t{kTileFloats} + 3 * kTile * tiles) * int64_t{sizeof(float)};
+      (tile_count(tiles) * int64_t{kTileFloats} + kTile * tiles) * int64_t{sizeof(float)};
   // The normal equations wrote A's tiles for this kernel: no fallback. Every
   // device the library is built for (sm_90 and later) has the shared memory.
   SFAC_REQUIRE(shared <= max_shared_bytes, SFAC_ERR_UNSUPPORTED, "the ALS Cholesky kernel needs ",
