@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/row_permutation.h"
 
 namespace sfac {
 namespace {
@@ -69,13 +70,7 @@ std::vector<float> initial_factors(uint64_t seed, FactorSide side, int64_t n, in
     float* row = out.data() + i * stride;
     for (int64_t t = 0; t < rank; ++t) row[t] = static_cast<float>(sigma * normal());
   }
-  if (original_id == nullptr) return out;
-  std::vector<float> placed(out.size());
-  for (int64_t r = 0; r < n; ++r) {
-    const float* from = out.data() + int64_t{original_id[r]} * stride;
-    std::copy(from, from + stride, placed.data() + r * stride);
-  }
-  return placed;
+  return original_id == nullptr ? out : gather_rows(out, original_id, n, stride);
 }
 
 const int32_t* original_ids(const TrainOptions& options, FactorSide side) {

@@ -1,21 +1,17 @@
 #include "core/reordered_trainer.h"
 
-#include <algorithm>
 #include <utility>
 #include <vector>
+
+#include "core/row_permutation.h"
 
 namespace sfac {
 namespace {
 
-// rows[order[r]] = rows[r] for n rows of `width` values.
+// Trainer row r back to the caller's row order[r]. Biases are empty without biases.
 void undo_row_order(std::vector<float>& rows, const std::vector<int32_t>& order, int64_t width) {
   if (rows.empty()) return;
-  std::vector<float> out(rows.size());
-  for (size_t r = 0; r < order.size(); ++r) {
-    const float* from = rows.data() + static_cast<int64_t>(r) * width;
-    std::copy(from, from + width, out.data() + int64_t{order[r]} * width);
-  }
-  rows = std::move(out);
+  rows = scatter_rows(rows, order.data(), static_cast<int64_t>(order.size()), width);
 }
 
 class ReorderedTrainer final : public Trainer {

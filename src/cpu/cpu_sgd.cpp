@@ -7,6 +7,7 @@
 
 #include "core/factor_init.h"
 #include "core/factor_storage.h"
+#include "core/row_permutation.h"
 #include "core/sgd_chunks.h"
 #include "cpu/sgd_grid.h"
 #include "host/simd_kernels.h"
@@ -144,10 +145,12 @@ class CpuSgdTrainer final : public Trainer {
     // one seed starts every trainer from the same rows. They are used as they come in training
     // units, as cuMF_SGD initializes its scaled problem: the model reads them times
     // sqrt(scale_) (1 without rating scaling).
-    p_ = permute(initial_factors(seed, FactorSide::users, users_, rank_, rank_, options.init_scale),
-                 user_id_, rank_);
-    q_ = permute(initial_factors(seed, FactorSide::items, items_, rank_, rank_, options.init_scale),
-                 item_id_, rank_);
+    p_ = scatter_rows(
+        initial_factors(seed, FactorSide::users, users_, rank_, rank_, options.init_scale),
+        user_id_.data(), users_, rank_);
+    q_ = scatter_rows(
+        initial_factors(seed, FactorSide::items, items_, rank_, rank_, options.init_scale),
+        item_id_.data(), items_, rank_);
     round_to_storage(p_, options.factor_dtype);
     round_to_storage(q_, options.factor_dtype);
     if (biases_) {
@@ -229,16 +232,6 @@ class CpuSgdTrainer final : public Trainer {
     std::iota(ids.begin(), ids.end(), 0);
     std::shuffle(ids.begin(), ids.end(), rng_);
     return ids;
-  }
-
-  // out row id[r] = in row r (width w).
-  static std::vector<float> permute(const std::vector<float>& in, const std::vector<int32_t>& id,
-                                    int64_t w) {
-    std::vector<float> out(in.size());
-    for (size_t r = 0; r < id.size(); ++r) {
-      std::copy_n(in.begin() + static_cast<int64_t>(r) * w, w, out.begin() + int64_t{id[r]} * w);
-    }
-    return out;
   }
 
   // out row r = f * in row id[r] (width w).
