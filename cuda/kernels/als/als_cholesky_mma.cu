@@ -339,7 +339,7 @@ __device__ bool solve_backward(float* l, float* x, int d, int tiles) {
       if (m > c) v = fmaf(diag[at(c, m)], rm, v);
       if (m == c) v = fmaf(diag[at(c, c)], rm, v);
     }
-    __syncwarp();  // lanes c + 16 read z[j] above
+    __syncwarp();  // lanes c + 16 read x[j], still z_j, above
     if (lane < kTile) x[j] = v;
     __syncwarp();
   }
