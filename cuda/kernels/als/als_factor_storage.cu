@@ -1,5 +1,7 @@
 // 16-bit factor storage of the ALS trainer: a solved side is rounded in place and written out
 // as the 16-bit rows the next half-sweep's normal equations read.
+#include <algorithm>
+
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
 #include "cuda/kernels/common/grid_stride.cuh"
@@ -16,29 +18,49 @@ __device__ inline float warp_max(float m) {
   return m;
 }
 
-// Non-negative floats order as their bit patterns: an integer maximum, no float atomics.
-__device__ inline void warp_max_into(float m, unsigned* largest) {
+constexpr int kRoundThreads = 256;
+// Enough blocks to keep the device's memory busy; each adds its maxima with one atomic each, not
+// one a warp, since atomics on one address are serialized.
+constexpr int kRoundMaxBlocks = 2048;
+
+// The largest of m over the thread block, added to *largest (non-negative floats order as their
+// bit patterns: an integer maximum, no float atomics). Every thread of the block calls it.
+__device__ inline void block_max_into(float m, unsigned* largest) {
+  __shared__ float warps[kRoundThreads / 32];
   m = warp_max(m);
-  if (threadIdx.x % 32 == 0) atomicMax(largest, __float_as_uint(m));
+  if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = m;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    m = warp_max(threadIdx.x < blockDim.x / 32 ? warps[threadIdx.x] : 0.0f);
+    if (threadIdx.x == 0) atomicMax(largest, __float_as_uint(m));
+  }
+  __syncthreads();  // warps[] is reused by the next call
 }
 
+// One warp a row, a lane a column (rows are a few hundred values at most).
 template <bool kBf16>
-__global__ void round_to_storage_kernel(float* factors, int64_t n, int64_t stride, int64_t rank,
-                                        int64_t d, const float* bias, uint16_t* half,
-                                        int64_t half_stride, unsigned* largest) {
+__global__ void __launch_bounds__(kRoundThreads)
+    round_to_storage_kernel(float* factors, int64_t n, int64_t stride, int64_t rank, int64_t d,
+                            const float* bias, uint16_t* half, int64_t half_stride,
+                            unsigned* largest) {
   float m = 0.0f, bias_m = 0.0f;
-  for_each_index(n * half_stride, [&](int64_t i) {
-    const int64_t row = i / half_stride, col = i % half_stride;
-    const float x = col < d ? factors[row * stride + col] : 0.0f;
-    const uint16_t bits = detail::to_16bit<kBf16>(x);
-    const float stored = detail::from_16bit<kBf16>(bits);
-    if (col < rank) factors[row * stride + col] = stored;
-    half[i] = bits;
-    if (isfinite(stored)) m = fmaxf(m, fabsf(stored));
-    if (bias && col == 0 && isfinite(bias[row])) bias_m = fmaxf(bias_m, fabsf(bias[row]));
-  });
-  warp_max_into(m, largest);
-  warp_max_into(bias_m, largest + 1);
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t warps = int64_t{gridDim.x} * (kRoundThreads / 32);
+  for (int64_t row = (blockIdx.x * int64_t{kRoundThreads} + threadIdx.x) / 32; row < n;
+       row += warps) {
+    float* x = factors + row * stride;
+    uint16_t* h = half + row * half_stride;
+    for (int64_t col = lane; col < half_stride; col += 32) {
+      const uint16_t bits = detail::to_16bit<kBf16>(col < d ? x[col] : 0.0f);
+      const float stored = detail::from_16bit<kBf16>(bits);
+      if (col < rank) x[col] = stored;
+      h[col] = bits;
+      if (isfinite(stored)) m = fmaxf(m, fabsf(stored));
+    }
+    if (bias && lane == 0 && isfinite(bias[row])) bias_m = fmaxf(bias_m, fabsf(bias[row]));
+  }
+  block_max_into(m, largest);
+  block_max_into(bias_m, largest + 1);
 }
 
 // One warp per segment.
@@ -65,11 +87,13 @@ void launch_round_to_storage(float* factors, int64_t n, int64_t stride, int64_t 
   SFAC_CUDA_TRY(cudaMemsetAsync(largest, 0, 2 * sizeof(float), stream));
   if (n <= 0) return;
   auto* bits = reinterpret_cast<unsigned*>(largest);
+  const int blocks = static_cast<int>(
+      std::min<int64_t>((n + kRoundThreads / 32 - 1) / (kRoundThreads / 32), kRoundMaxBlocks));
   if (bf16) {
-    round_to_storage_kernel<true><<<blocks_for(n * half_stride), 256, 0, stream>>>(
+    round_to_storage_kernel<true><<<blocks, kRoundThreads, 0, stream>>>(
         factors, n, stride, rank, d, bias, half, half_stride, bits);
   } else {
-    round_to_storage_kernel<false><<<blocks_for(n * half_stride), 256, 0, stream>>>(
+    round_to_storage_kernel<false><<<blocks, kRoundThreads, 0, stream>>>(
         factors, n, stride, rank, d, bias, half, half_stride, bits);
   }
   SFAC_CUDA_CHECK_LAUNCH();

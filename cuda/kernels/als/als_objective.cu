@@ -120,16 +120,17 @@ __global__ void __launch_bounds__(kThreads)
   block_partial<kWarps>(abs_sum, scratch, partials, 1, 2);
 }
 
+// One warp a row, a lane a column.
 __global__ void flag_non_finite_kernel(const float* factors, int64_t n, int64_t stride,
                                        int64_t cols, const float* bias, int* flag) {
   bool bad = false;
-  for_each_index(n * cols, [&](int64_t p) {
-    if (!isfinite(factors[(p / cols) * stride + p % cols])) bad = true;
-  });
-  if (bias) {
-    for_each_index(n, [&](int64_t i) {
-      if (!isfinite(bias[i])) bad = true;
-    });
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t warps = int64_t{gridDim.x} * blockDim.x / 32;
+  for (int64_t row = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / 32; row < n; row += warps) {
+    for (int64_t col = lane; col < cols; col += 32) {
+      if (!isfinite(factors[row * stride + col])) bad = true;
+    }
+    if (bias && lane == 0 && !isfinite(bias[row])) bad = true;
   }
   if (bad) *flag = 1;
 }
@@ -167,8 +168,8 @@ void launch_prediction_errors(const PredictionSides& model, const int64_t* offse
 void launch_flag_non_finite(const float* factors, int64_t n, int64_t stride, int64_t cols,
                             const float* bias, int* flag, cudaStream_t stream) {
   if (n <= 0) return;
-  flag_non_finite_kernel<<<blocks_for(n * cols), 256, 0, stream>>>(factors, n, stride, cols, bias,
-                                                                   flag);
+  flag_non_finite_kernel<<<blocks_for(n * 32), 256, 0, stream>>>(factors, n, stride, cols, bias,
+                                                                 flag);
   SFAC_CUDA_CHECK_LAUNCH();
 }
 
