@@ -204,7 +204,11 @@ class CudaAlsTrainer final : public Trainer {
       // The host arrays die at the end of the iteration.
       SFAC_CUDA_TRY(cudaStreamSynchronize(own));
     }
-    if (implicit_) gram_ = DeviceBuffer<float>(static_cast<size_t>(d_ * d_), own);
+    if (implicit_) {
+      gram_ = DeviceBuffer<float>(static_cast<size_t>(d_ * d_), own);
+      gram_blocks_ =
+          DeviceBuffer<float>(static_cast<size_t>(kernels::als_gram_block_floats(d_)), own);
+    }
     partials_ = DeviceBuffer<double>(2 * static_cast<size_t>(kernels::als_objective_blocks()), own);
     flag_ = DeviceBuffer<int>(1, own);
     plan_batch(ratings);
@@ -247,6 +251,7 @@ class CudaAlsTrainer final : public Trainer {
     s.alpha = static_cast<float>(options_.implicit_alpha);
     s.global_mean = global_mean_;
     s.gram = implicit_ ? gram_.data() : nullptr;
+    s.gram_blocks = implicit_ ? gram_blocks_.data() : nullptr;
     s.lambda = self.lambda;
     s.weighted = options_.regularization == SFAC_REG_WEIGHTED;
     if (options_.factor_dtype != SFAC_DTYPE_FLOAT32) {
@@ -288,8 +293,9 @@ class CudaAlsTrainer final : public Trainer {
     // the CSC built on it.
     const int64_t copy_bytes =
         options_.renumbering ? 16 * ratings.nnz() + 8 * (rows + 2) : int64_t{0};
-    return int64_t{sizeof(float)} * (2 * ratings.nnz() + factors + d_ * d_) + half_bytes +
-           copy_bytes + segments * int64_t{sizeof(int64_t) + sizeof(int32_t) + sizeof(float)} +
+    const int64_t gram = d_ * d_ + kernels::als_gram_block_floats(d_);
+    return int64_t{sizeof(float)} * (2 * ratings.nnz() + factors + gram) + half_bytes + copy_bytes +
+           segments * int64_t{sizeof(int64_t) + sizeof(int32_t) + sizeof(float)} +
            (rows + 2) * int64_t{sizeof(int64_t)} + rows * int64_t{sizeof(int32_t)} +
            2 * kernels::als_objective_blocks() * int64_t{sizeof(double)};
   }
@@ -336,7 +342,8 @@ class CudaAlsTrainer final : public Trainer {
     batch_ = std::max(longest, std::clamp<int64_t>(fit, 1, std::min(segments, kMaxBatch)));
   }
 
-  // Y^T Y of `side`'s factors (rank x rank, both triangles) into gram_.
+  // Y^T Y of `side`'s factors (rank x rank, both triangles) into gram_, and in the normal
+  // equations' accumulator order into gram_blocks_.
   void gram(const DeviceSide& side) {
     const auto k = static_cast<int>(rank_);
     const float one = 1.0f, zero = 0.0f;
@@ -347,6 +354,7 @@ class CudaAlsTrainer final : public Trainer {
                                   side.factors.data(), static_cast<int>(stride_), &zero,
                                   gram_.data(), k));
     });
+    kernels::launch_als_gram_blocks(gram_.data(), rank_, gram_blocks_.data(), stream());
   }
 
   // Every row of `self` with `other` fixed, then rounded to the storage type.
@@ -408,7 +416,7 @@ class CudaAlsTrainer final : public Trainer {
   int64_t batch_ = 1;
   DeviceBuffer<float> csr_values_, csc_values_;
   DeviceSide users_, items_;
-  DeviceBuffer<float> gram_;
+  DeviceBuffer<float> gram_, gram_blocks_;
   DeviceBuffer<double> partials_;
   DeviceBuffer<int> flag_;
   Model model_;

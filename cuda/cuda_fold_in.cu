@@ -65,8 +65,8 @@ int64_t CudaFoldIn::item_side_bytes(const Model& model) {
   const bool implicit = model.algorithm == SFAC_ALGO_IALS;
   const bool biases = !implicit && model.has_biases;
   const int64_t d = model.rank + (biases ? 1 : 0);
-  return int64_t{sizeof(float)} *
-         (model.items * d + (biases ? model.items : 0) + (implicit ? d * d : 0));
+  return int64_t{sizeof(float)} * (model.items * d + (biases ? model.items : 0) +
+                                   (implicit ? d * d + kernels::als_gram_block_floats(d) : 0));
 }
 
 CudaFoldIn::CudaFoldIn(std::shared_ptr<const CudaBackend> backend, const Model& model)
@@ -109,6 +109,9 @@ CudaFoldIn::CudaFoldIn(std::shared_ptr<const CudaBackend> backend, const Model& 
                                     &zero, gram_.data(), k));
       });
     }
+    gram_blocks_ =
+        DeviceBuffer<float>(static_cast<size_t>(kernels::als_gram_block_floats(d_)), stream);
+    kernels::launch_als_gram_blocks(gram_.data(), d_, gram_blocks_.data(), stream);
   }
   // The host rows die at return.
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -126,6 +129,7 @@ void CudaFoldIn::describe_items(kernels::AlsHalfSweep& s) const {
   s.alpha = alpha_;
   s.global_mean = global_mean_;
   s.gram = implicit_ ? gram_.data() : nullptr;
+  s.gram_blocks = implicit_ ? gram_blocks_.data() : nullptr;
   s.lambda = lambda_;
   s.weighted = weighted_;
 }

@@ -55,6 +55,7 @@ class CudaFoldIn {
   DeviceBuffer<float> fixed_;      // items x d
   DeviceBuffer<float> item_bias_;  // with biases
   DeviceBuffer<float> gram_;       // d x d, implicit feedback
+  DeviceBuffer<float> gram_blocks_;  // the same in the normal equations' order (als_gram_blocks)
 };
 
 }  // namespace sfac::cuda

@@ -54,6 +54,7 @@ struct AlsHalfSweep {
   float alpha = 0.0f;
   float global_mean = 0.0f;
   const float* gram = nullptr;  // d x d (implicit), or null
+  const float* gram_blocks = nullptr;  // the same in accumulator order (als_gram_blocks), or null
   double lambda = 0.0;
   bool weighted = false;  // reg = lambda * (the row's rating count) instead of lambda
 };

@@ -77,6 +77,16 @@ bool als_cholesky_on_tensor_cores(int64_t d);
 // Floats of one system's slot of `a` (its matrix, in the layout above).
 int64_t als_system_floats(int64_t d);
 
+// G = Y^T Y (d x d, row-major) rearranged in the accumulator order of the normal-equation
+// kernels (add_gram_to_blocks): block q of the lower triangle of 16 x 16 blocks, numbered row by
+// row, is kAlsTileFloats floats, lane l's eight at l * kAlsGramBlockLaneFloats, entry (16 bi + g
+// + 8 half, 16 bj + 8 h + 2 t + e) at 4 h + 2 half + e (g = l / 4, t = l % 4); zero past d. The
+// triangle has als_tile_rows(d) + 1 block rows, since the kernels pad d by up to a block for the
+// targets' columns: als_gram_block_floats(d) floats.
+constexpr int kAlsGramBlockLaneFloats = 8;
+int64_t als_gram_block_floats(int64_t d);
+void launch_als_gram_blocks(const float* gram, int64_t d, float* blocks, cudaStream_t stream);
+
 // The rows of a half-sweep split for the conjugate-gradient kernel (device arrays): those with
 // more than kAlsCgLongRow ratings, longest first, and the others.
 constexpr int64_t kAlsCgLongRow = 1024;

@@ -163,7 +163,7 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   float acc[kBlocksPerWarp][2][4] = {};
   if (begin < end) issue(begin, 0);
   // A row's first segment starts from G, in the scaled units of the sums.
-  if (s.gram && first) add_gram_to_blocks(s.gram, d, weight_scale, mine, acc);
+  if (s.gram_blocks && first) add_gram_to_blocks(s.gram_blocks, weight_scale, mine, acc);
   int slot = 0;
   // ldmatrix row addresses of this lane within a 16-rating step: the left operand reads
   // matrices (ratings 0-7 | 8-15) x (dimensions 0-7 | 8-15) in the order a0, a1 (+8 dims),
@@ -256,16 +256,15 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
 #pragma unroll
   for (int p = 0; p < kBlocksPerWarp; ++p) {
     if (p >= count) break;
+    if constexpr (!kRhsOnCudaCores) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < 2; ++h) {
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int r = g + 8 * half, c = 8 * h + 2 * t;
-        const float v0 = acc[p][h][2 * half], v1 = acc[p][h][2 * half + 1];
-        if constexpr (!kRhsOnCudaCores) {
+        for (int half = 0; half < 2; ++half) {
           // Row `stored` + 1 (b's low part) is held by the lane four on (g + 1: `stored` is a
           // multiple of 8).
-          const int i = 16 * mine.row[p] + r, j = 16 * mine.col[p] + c;
+          const int i = 16 * mine.row[p] + g + 8 * half, j = 16 * mine.col[p] + 8 * h + 2 * t;
+          const float v0 = acc[p][h][2 * half], v1 = acc[p][h][2 * half + 1];
           const float low0 = __shfl_down_sync(0xffffffffu, v0, 4);
           const float low1 = __shfl_down_sync(0xffffffffu, v1, 4);
           if (i == stored) {
@@ -273,9 +272,9 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
             if (j + 1 < d) b[local * d + j + 1] = (v1 + low1) * unscale_targets;
           }
         }
-        store_system_pair(A, tiled, d, tiles, mine.row[p], mine.col[p], r, c, v0, v1, entry);
       }
     }
+    store_system_block(A, tiled, d, tiles, mine.row[p], mine.col[p], acc[p], entry);
   }
   if (kRhsOnCudaCores && blockIdx.y == 0) {
     // The staging buffers are free (every thread passed the loop's last barrier).

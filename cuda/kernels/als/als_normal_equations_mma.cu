@@ -108,7 +108,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 
   float acc[kBlocksPerWarp][2][4] = {};
   if (begin < end) issue(begin, 0);
-  if (s.gram && first) add_gram_to_blocks(s.gram, d, 1.0f, mine, acc);  // a row starts from G
+  if (s.gram_blocks && first)
+    add_gram_to_blocks(s.gram_blocks, 1.0f, mine, acc);  // a row starts from G
   int slot = 0;
   for (int64_t e0 = begin; e0 < end; e0 += kStage, slot ^= 1) {
     const int n = static_cast<int>(end - e0 < kStage ? end - e0 : kStage);
@@ -164,20 +165,20 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 #pragma unroll
   for (int p = 0; p < kBlocksPerWarp; ++p) {
     if (p >= count) break;
+    if (16 * mine.row[p] + 15 >= d) {  // row d (b) may be in this block
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < 2; ++h) {
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int r = g + 8 * half, c = 8 * h + 2 * t;
-        const int i = 16 * mine.row[p] + r, j = 16 * mine.col[p] + c;  // for b
-        const float v0 = acc[p][h][2 * half], v1 = acc[p][h][2 * half + 1];
-        if (i == d) {
-          if (j < d) b[local * d + j] = v0;
-          if (j + 1 < d) b[local * d + j + 1] = v1;
+        for (int half = 0; half < 2; ++half) {
+          const int i = 16 * mine.row[p] + g + 8 * half, j = 16 * mine.col[p] + 8 * h + 2 * t;
+          if (i == d) {
+            if (j < d) b[local * d + j] = acc[p][h][2 * half];
+            if (j + 1 < d) b[local * d + j + 1] = acc[p][h][2 * half + 1];
+          }
         }
-        store_system_pair(A, tiled, d, tiles, mine.row[p], mine.col[p], r, c, v0, v1, entry);
       }
     }
+    store_system_block(A, tiled, d, tiles, mine.row[p], mine.col[p], acc[p], entry);
   }
 }
 

@@ -27,16 +27,17 @@ __device__ inline void lower_block(int q, int* bi, int* bj) {
 // row-by-row order; `count` of them, at (row[p], col[p]).
 template <int kMaxWarps, int kBlocksPerWarp>
 struct WarpBlocks {
+  int first;  // the number of block 0 in the row-by-row order
   int count;
   int row[kBlocksPerWarp], col[kBlocksPerWarp];
 
   __device__ WarpBlocks(int blocks, int warp, int warps) {
     const int chunk_begin = static_cast<int>(blockIdx.y) * kMaxWarps * kBlocksPerWarp;
     const int chunk = min(blocks - chunk_begin, warps * kBlocksPerWarp);
-    const int q0 = chunk_begin + warp * chunk / warps;
-    count = chunk_begin + (warp + 1) * chunk / warps - q0;
+    first = chunk_begin + warp * chunk / warps;
+    count = chunk_begin + (warp + 1) * chunk / warps - first;
     int bi, bj;
-    lower_block(q0, &bi, &bj);
+    lower_block(first, &bi, &bj);
 #pragma unroll
     for (int p = 0; p < kBlocksPerWarp; ++p) {
       row[p] = bi;
@@ -49,26 +50,34 @@ struct WarpBlocks {
   }
 };
 
-// Adds scale * G (d x d, row-major) to a warp's accumulators of its blocks: acc[p][h][2 * half
-// + e] holds entry (16 row[p] + g + 8 half, 16 col[p] + 8 h + 2 t + e), g = lane / 4, t = lane
-// % 4 (the mma layout). Done before the sums rather than at the stores: there, each load of G
-// would wait behind the stores before it (they may alias), one L2 round trip an entry.
+// Adds scale * G to a warp's accumulators of its blocks: acc[p][h][2 * half + e] holds entry
+// (16 row[p] + g + 8 half, 16 col[p] + 8 h + 2 t + e), g = lane / 4, t = lane % 4 (the mma
+// layout), and `gram_blocks` holds G in that order (als_gram_blocks): two 16-byte loads a block,
+// all issued before the first is used. Done before the sums rather than at the stores: there,
+// each load of G would wait behind the stores before it (they may alias).
 template <int kBlocksPerWarp, typename Blocks>
-__device__ inline void add_gram_to_blocks(const float* gram, int d, float scale, const Blocks& mine,
+__device__ inline void add_gram_to_blocks(const float* gram_blocks, float scale, const Blocks& mine,
                                           float (&acc)[kBlocksPerWarp][2][4]) {
-  const int lane = static_cast<int>(threadIdx.x) % 32, g = lane >> 2, t = lane & 3;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const auto* src = reinterpret_cast<const float4*>(gram_blocks) +
+                    (int64_t{mine.first} * 32 + lane) * (kAlsGramBlockLaneFloats / 4);
+  float4 v[kBlocksPerWarp][2];
 #pragma unroll
   for (int p = 0; p < kBlocksPerWarp; ++p) {
-    if (p >= mine.count) break;
+    if (p < mine.count) {
+      v[p][0] = __ldg(src + p * (kAlsTileFloats / 4));
+      v[p][1] = __ldg(src + p * (kAlsTileFloats / 4) + 1);
+    }
+  }
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+  for (int p = 0; p < kBlocksPerWarp; ++p) {
+    if (p < mine.count) {
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int i = 16 * mine.row[p] + g + 8 * half, j = 16 * mine.col[p] + 8 * h + 2 * t;
-        if (i < d) {
-          if (j < d) acc[p][h][2 * half] += scale * __ldg(gram + int64_t{i} * d + j);
-          if (j + 1 < d) acc[p][h][2 * half + 1] += scale * __ldg(gram + int64_t{i} * d + j + 1);
-        }
+      for (int h = 0; h < 2; ++h) {
+        acc[p][h][0] = fmaf(scale, v[p][h].x, acc[p][h][0]);
+        acc[p][h][1] = fmaf(scale, v[p][h].y, acc[p][h][1]);
+        acc[p][h][2] = fmaf(scale, v[p][h].z, acc[p][h][2]);
+        acc[p][h][3] = fmaf(scale, v[p][h].w, acc[p][h][3]);
       }
     }
   }
@@ -97,6 +106,44 @@ __device__ inline void store_system_pair(float* A, bool tiled, int d, int tiles,
         A[int64_t{i} * d + jj] = v;
         A[int64_t{jj} * d + i] = v;
       }
+    }
+  }
+}
+
+// Stores a warp's 16 x 16 block (bi, bj) of A from its accumulators (acc[h][2 * half + e] holds
+// entry (16 bi + g + 8 half, 16 bj + 8 h + 2 t + e), the mma layout), as store_system_pair does.
+// In the tile layout a lane's offsets within the tile are the same for every block, and a block
+// that lies inside d (bj <= bi) needs no bounds.
+template <typename Entry>
+__device__ inline void store_system_block(float* A, bool tiled, int d, int tiles, int bi, int bj,
+                                          const float (&acc)[2][4], Entry entry) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, g = lane >> 2, t = lane & 3;
+  if (!tiled) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        store_system_pair(A, false, d, tiles, bi, bj, g + 8 * half, 8 * h + 2 * t, acc[h][2 * half],
+                          acc[h][2 * half + 1], entry);
+      }
+    }
+    return;
+  }
+  if (bi >= tiles) return;
+  float* tile = A + als_tile_start(bi, bj);
+  const bool inside = kAlsTile * (bi + 1) <= d;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int r = g + 8 * half, c = 8 * h + 2 * t;
+      const int i = kAlsTile * bi + r, j = kAlsTile * bj + c;
+      float v0 = entry(i, j, acc[h][2 * half]), v1 = entry(i, j + 1, acc[h][2 * half + 1]);
+      if (!inside) {
+        v0 = i < d && j < d ? v0 : 0.0f;
+        v1 = i < d && j + 1 < d ? v1 : 0.0f;
+      }
+      *reinterpret_cast<float2*>(tile + als_tile_offset(r, c)) = make_float2(v0, v1);
     }
   }
 }
