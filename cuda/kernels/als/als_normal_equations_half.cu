@@ -10,7 +10,7 @@
 // - two more columns of L and R carry the targets c_j, split the same way: rows `stored` and
 //   `stored` + 1 of the product add up to b^T, out of the same tiles. Free where the stored
 //   rows end mid-block (d + 2 fits the blocks d needs);
-// - summed on CUDA cores from the same staged rows, a pair of dimensions a thread, where the two
+// - summed on CUDA cores from the same staged rows, four dimensions a thread, where the two
 //   columns would add a row of blocks to a large system (implicit d = 128, 256: 45 blocks
 //   instead of 36 at d = 128).
 // float16 has a narrow range: the targets and the weighted rows are scaled by powers of two
@@ -70,8 +70,8 @@ __device__ inline float range_scale(float largest) {
 // kRhsOnCudaCores: b summed on CUDA cores, else in the tiles' two target columns.
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted, bool kRhsOnCudaCores>
 __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int64_t segment_base,
-                                                      int padded, int blocks, bool tiled,
-                                                      float* a, float* b) {
+                                                      int padded, const WarpShares& shares,
+                                                      bool tiled, float* a, float* b) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int lead = padded + 8;
   const int bytes = buffer_bytes(lead);
@@ -87,7 +87,7 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   const int warps = static_cast<int>(blockDim.x) / 32;
   const int g = lane >> 2, t = lane & 3;
 
-  const WarpBlocks<kMaxWarps, kBlocksPerWarp> mine(blocks, warp, warps);  // this warp's blocks
+  const WarpBlocks<kBlocksPerWarp> mine(shares, warp);  // this warp's blocks
   const int count = mine.count;
 
   // Scales of the targets and of the weighted rows (float16 only: bfloat16 has float's range),
@@ -171,15 +171,16 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   // pairs of the tile's two 8-column halves.
   const int left_rating = (lane & 7) + 8 * (lane >> 4), left_dim = 8 * ((lane >> 3) & 1);
   const int right_rating = (lane & 7) + 8 * ((lane >> 3) & 1), right_col = 8 * (lane >> 4);
-  // b on CUDA cores, summed by the chunk 0 blocks: thread p * pairs + q takes dimensions 2q and
-  // 2q + 1 over the ratings j = p mod phases of each buffer (a block has at least one thread a
-  // pair for every size this kernel takes); the phases' sums are added in order at the end.
-  const int pairs = (d + 1) / 2;
-  const int phases = static_cast<int>(blockDim.x) / pairs;
-  const int pair = static_cast<int>(threadIdx.x) % pairs;
-  const int phase = static_cast<int>(threadIdx.x) / pairs;
+  // b on CUDA cores, summed by the chunk 0 blocks: thread p * quads + q takes dimensions 4q to
+  // 4q + 3 over the ratings j = p mod phases of each buffer (every warp takes a share; a block
+  // has at least one thread a quad for every size this kernel takes); the phases' sums are added
+  // in order at the end.
+  const int quads = (d + 3) / 4;
+  const int phases = static_cast<int>(blockDim.x) / quads;
+  const int quad = static_cast<int>(threadIdx.x) % quads;
+  const int phase = static_cast<int>(threadIdx.x) / quads;
   const bool sums_rhs = kRhsOnCudaCores && blockIdx.y == 0 && phase < phases;
-  float2 rhs = make_float2(0.0f, 0.0f);
+  float4 rhs = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   for (int64_t e0 = begin; e0 < end; e0 += kStage, slot ^= 1) {
     const int n = static_cast<int>(end - e0 < kStage ? end - e0 : kStage);
     if (e0 + kStage < end) {
@@ -195,10 +196,13 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
       const float* c = w + kStage;
 #pragma unroll 1
       for (int j = phase; j < n; j += phases) {
-        const float2 y = detail::unpack_16bit<kBf16>(
-            *reinterpret_cast<const uint32_t*>(z + j * lead + 2 * pair));
-        rhs.x = fmaf(c[j], y.x, rhs.x);
-        rhs.y = fmaf(c[j], y.y, rhs.y);
+        const uint2 y4 = *reinterpret_cast<const uint2*>(z + j * lead + 4 * quad);
+        const float2 y0 = detail::unpack_16bit<kBf16>(y4.x), y1 = detail::unpack_16bit<kBf16>(y4.y);
+        const float cj = c[j];
+        rhs.x = fmaf(cj, y0.x, rhs.x);
+        rhs.y = fmaf(cj, y0.y, rhs.y);
+        rhs.z = fmaf(cj, y1.x, rhs.z);
+        rhs.w = fmaf(cj, y1.y, rhs.w);
       }
     }
     for (int k0 = 0; k0 < n; k0 += 16) {
@@ -278,26 +282,29 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   }
   if (kRhsOnCudaCores && blockIdx.y == 0) {
     // The staging buffers are free (every thread passed the loop's last barrier).
-    auto* partial = reinterpret_cast<float2*>(smem);
-    if (sums_rhs) partial[phase * pairs + pair] = rhs;
+    auto* partial = reinterpret_cast<float4*>(smem);
+    if (sums_rhs) partial[phase * quads + quad] = rhs;
     __syncthreads();
     if (phase == 0) {
-      float2 sum = partial[pair];
+      float4 sum = partial[quad];
       for (int q = 1; q < phases; ++q) {
-        sum.x += partial[q * pairs + pair].x;
-        sum.y += partial[q * pairs + pair].y;
+        const float4 more = partial[q * quads + quad];
+        sum.x += more.x, sum.y += more.y, sum.z += more.z, sum.w += more.w;
       }
-      b[local * d + 2 * pair] = sum.x;
-      if (2 * pair + 1 < d) b[local * d + 2 * pair + 1] = sum.y;
+      const float v[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        if (4 * quad + e < d) b[local * d + 4 * quad + e] = v[e];
+      }
     }
   }
 }
 
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
 __global__ void __launch_bounds__(kMaxWarps * 32)
-    normal_equations_half_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int blocks,
-                                 bool tiled, float* a, float* b) {
-  normal_equations_half<kBf16, kBlocksPerWarp, kWeighted, false>(s, segment_base, padded, blocks,
+    normal_equations_half_kernel(AlsHalfSweep s, int64_t segment_base, int padded,
+                                 WarpShares shares, bool tiled, float* a, float* b) {
+  normal_equations_half<kBf16, kBlocksPerWarp, kWeighted, false>(s, segment_base, padded, shares,
                                                                  tiled, a, b);
 }
 
@@ -306,27 +313,32 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 template <bool kBf16, bool kWeighted, bool kRhsOnCudaCores>
 __global__ void __launch_bounds__(kMaxWarps * 32, 2)
     normal_equations_half_wide_kernel(AlsHalfSweep s, int64_t segment_base, int padded,
-                                      int blocks, bool tiled, float* a, float* b) {
-  normal_equations_half<kBf16, 8, kWeighted, kRhsOnCudaCores>(s, segment_base, padded, blocks,
-                                                               tiled, a, b);
+                                      WarpShares shares, bool tiled, float* a, float* b) {
+  normal_equations_half<kBf16, 8, kWeighted, kRhsOnCudaCores>(s, segment_base, padded, shares,
+                                                              tiled, a, b);
 }
 
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
 void launch(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks, int shared,
             bool rhs_on_cuda_cores, float* a, float* b, cudaStream_t stream) {
+  // What a warp pays per 16 ratings, in units of about eight instructions: a block's ldmatrix
+  // and mma; a block row's left operand, loaded (one ldmatrix) and with weights scaled and split
+  // in two 16-bit parts.
+  const int block_cost = kWeighted ? 2 : 1, row_cost = kWeighted ? 11 : 1;
   if constexpr (kBlocksPerWarp == 8) {
     if (rhs_on_cuda_cores) {
       launch_over_segments<kMaxWarps, 8>(normal_equations_half_wide_kernel<kBf16, kWeighted, true>,
-                                         s, batch, padded, blocks, shared, a, b, stream);
+                                         s, batch, padded, blocks, row_cost, block_cost, shared, a,
+                                         b, stream);
     } else {
-      launch_over_segments<kMaxWarps, 8>(
-          normal_equations_half_wide_kernel<kBf16, kWeighted, false>, s, batch, padded, blocks,
-          shared, a, b, stream);
+      launch_over_segments<kMaxWarps, 8>(normal_equations_half_wide_kernel<kBf16, kWeighted, false>,
+                                         s, batch, padded, blocks, row_cost, block_cost, shared, a,
+                                         b, stream);
     }
   } else {
     launch_over_segments<kMaxWarps, kBlocksPerWarp>(
         normal_equations_half_kernel<kBf16, kBlocksPerWarp, kWeighted>, s, batch, padded, blocks,
-        shared, a, b, stream);
+        row_cost, block_cost, shared, a, b, stream);
   }
 }
 

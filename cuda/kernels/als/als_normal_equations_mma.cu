@@ -48,7 +48,7 @@ __device__ inline void split4(const float (&x)[4], uint32_t (&big)[4], uint32_t 
 // kBlocksPerWarp: 16 x 16 blocks a warp holds (8 accumulators a thread each).
 template <int kBlocksPerWarp>
 __global__ void __launch_bounds__(kMaxWarps * 32)
-    normal_equations_mma_kernel(AlsHalfSweep s, int64_t segment_base, int padded, int blocks,
+    normal_equations_mma_kernel(AlsHalfSweep s, int64_t segment_base, int padded, WarpShares shares,
                                 bool tiled, float* a, float* b) {
   extern __shared__ __align__(16) float smem[];
   const int buffer = buffer_floats(padded);
@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
   const int warps = static_cast<int>(blockDim.x) / 32;
   const int g = lane >> 2, t = lane & 3;
 
-  const WarpBlocks<kMaxWarps, kBlocksPerWarp> mine(blocks, warp, warps);  // this warp's blocks
+  const WarpBlocks<kBlocksPerWarp> mine(shares, warp);  // this warp's blocks
   const int count = mine.count;
 
   // Dimensions past d stay zero in both buffers.
@@ -185,8 +185,11 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 template <int kBlocksPerWarp>
 void launch(const AlsHalfSweep& s, const AlsBatch& batch, int padded, int blocks, int shared,
             float* a, float* b, cudaStream_t stream) {
+  // A block row's left operand (weighted and split) costs a warp about as much as a block's
+  // right operands and mma.
   launch_over_segments<kMaxWarps, kBlocksPerWarp>(normal_equations_mma_kernel<kBlocksPerWarp>, s,
-                                                  batch, padded, blocks, shared, a, b, stream);
+                                                  batch, padded, blocks, 1, 1, shared, a, b,
+                                                  stream);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/als/als_kernels.cuh"
 #include "cuda/kernels/als/als_system_tiles.cuh"
+#include "cuda/kernels/als/als_warp_shares.h"
 
 namespace sfac::cuda::kernels {
 
@@ -22,20 +23,18 @@ __device__ inline void lower_block(int q, int* bi, int* bj) {
   *bj = q - i * (i + 1) / 2;
 }
 
-// The blocks one warp holds in accumulators: an even share of its thread block's chunk of
-// kMaxWarps * kBlocksPerWarp blocks (chunk blockIdx.y of `blocks` in all), consecutive in the
-// row-by-row order; `count` of them, at (row[p], col[p]).
-template <int kMaxWarps, int kBlocksPerWarp>
+// The blocks one warp holds in accumulators: its run of its thread block's chunk (blockIdx.y)
+// as `shares` gives it, `count` consecutive blocks in the row-by-row order from `first`, at
+// (row[p], col[p]).
+template <int kBlocksPerWarp>
 struct WarpBlocks {
-  int first;  // the number of block 0 in the row-by-row order
+  int first;
   int count;
   int row[kBlocksPerWarp], col[kBlocksPerWarp];
 
-  __device__ WarpBlocks(int blocks, int warp, int warps) {
-    const int chunk_begin = static_cast<int>(blockIdx.y) * kMaxWarps * kBlocksPerWarp;
-    const int chunk = min(blocks - chunk_begin, warps * kBlocksPerWarp);
-    first = chunk_begin + warp * chunk / warps;
-    count = chunk_begin + (warp + 1) * chunk / warps - first;
+  __device__ WarpBlocks(const WarpShares& shares, int warp) {
+    first = shares.first[blockIdx.y][warp];
+    count = shares.first[blockIdx.y][warp + 1] - first;
     int bi, bj;
     lower_block(first, &bi, &bj);
 #pragma unroll
@@ -149,16 +148,19 @@ __device__ inline void store_system_block(float* A, bool tiled, int d, int tiles
 }
 
 // Launches a normal-equations kernel over the batch: one thread block per (segment, chunk of
-// kMaxWarps * kBlocksPerWarp blocks), as WarpBlocks reads the grid, with as many warps as the
-// blocks need, `shared` bytes of dynamic shared memory, and A in the layout the Cholesky
-// kernel that follows reads (`tiled`: als_system_tiles.cuh, else both triangles row-major).
+// kMaxWarps * kBlocksPerWarp blocks), with as many warps as the blocks need, each warp's blocks
+// planned by plan_warp_shares with the kernel's costs of a block and of a block row (in any
+// unit), `shared` bytes of dynamic shared memory, and A in the layout the Cholesky kernel that
+// follows reads (`tiled`: als_system_tiles.cuh, else both triangles row-major).
 template <int kMaxWarps, int kBlocksPerWarp, typename Kernel>
-void launch_over_segments(Kernel kernel, const AlsHalfSweep& s, const AlsBatch& batch,
-                          int padded, int blocks, int shared, float* a, float* b,
+void launch_over_segments(Kernel kernel, const AlsHalfSweep& s, const AlsBatch& batch, int padded,
+                          int blocks, int row_cost, int block_cost, int shared, float* a, float* b,
                           cudaStream_t stream) {
   const int per_chunk = kMaxWarps * kBlocksPerWarp;
   const int warps =
       std::min(kMaxWarps, (std::min(blocks, per_chunk) + kBlocksPerWarp - 1) / kBlocksPerWarp);
+  const WarpShares shares = plan_warp_shares(blocks, std::min(blocks, per_chunk), warps,
+                                             kBlocksPerWarp, row_cost, block_cost);
   SFAC_CUDA_TRY(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
   SFAC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -167,7 +169,7 @@ void launch_over_segments(Kernel kernel, const AlsHalfSweep& s, const AlsBatch& 
                   static_cast<unsigned>((blocks + per_chunk - 1) / per_chunk));
   const bool tiled = als_cholesky_on_tensor_cores(s.d);
   kernel<<<grid, warps * 32, static_cast<size_t>(shared), stream>>>(s, batch.segment_base, padded,
-                                                                     blocks, tiled, a, b);
+                                                                    shares, tiled, a, b);
 }
 #endif
 
