@@ -84,7 +84,6 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   const int d = static_cast<int>(s.d);
   const int64_t begin = s.segment_begin[segment], end = s.segment_begin[segment + 1];
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int warps = static_cast<int>(blockDim.x) / 32;
   const int g = lane >> 2, t = lane & 3;
 
   const WarpBlocks<kBlocksPerWarp> mine(shares, warp);  // this warp's blocks
@@ -110,16 +109,19 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   }
 
   // Queues ratings [e0, e0 + kStage) into buffer `slot`: weights, targets and row indices
-  // directly, then (after a barrier) the stored rows by cp.async in 16-byte pieces, piece i of
-  // the buffer (rating i / pieces) to thread i % blockDim.x; the quotient and remainder are
-  // stepped, not divided, per piece. The indices go through shared memory so that each thread
-  // waits for one round of global loads, not one per piece (a load cannot pass the cp.async
-  // before it).
+  // directly, then (after a barrier) the stored rows by cp.async in 16-byte pieces: thread i
+  // always copies piece i % pieces, of ratings i / pieces, + rating_step, ... (the fewer than
+  // `pieces` threads past the last whole round copy none). The indices go through shared memory
+  // so that each thread waits for one round of global loads, not one per piece (a load cannot
+  // pass the cp.async before it). Every block has at least `pieces` threads (pieces <= 12 for
+  // the 4-block warps, whose blocks have a warp; at least 4 warps for the 8-block ones).
   const int pieces = stored / 8;
-  const int first_rating = static_cast<int>(threadIdx.x) / pieces;
-  const int first_piece = static_cast<int>(threadIdx.x) % pieces;
   const int rating_step = static_cast<int>(blockDim.x) / pieces;
-  const int piece_step = static_cast<int>(blockDim.x) % pieces;
+  const int my_piece = static_cast<int>(threadIdx.x) % pieces;
+  const int my_first = static_cast<int>(threadIdx.x) / pieces < rating_step
+                           ? static_cast<int>(threadIdx.x) / pieces
+                           : kStage;
+  const uint16_t* my_source = s.fixed_half + 8 * my_piece;
   auto issue = [&](int64_t e0, int slot) {
     auto* z = reinterpret_cast<uint16_t*>(smem + slot * bytes);
     auto* w = reinterpret_cast<float*>(smem + slot * bytes + kStage * lead * 2);
@@ -144,18 +146,12 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
       }
     }
     __syncthreads();
-    int rating = first_rating, piece = first_piece;
-    while (rating < kStage) {
+    uint16_t* destination = z + my_first * lead + 8 * my_piece;
+    for (int rating = my_first; rating < kStage; rating += rating_step) {
       const int32_t o = other[rating];
       const bool valid = o >= 0;
-      const uint16_t* y = s.fixed_half + (valid ? int64_t{o} * stored : 0) + 8 * piece;
-      detail::cp_async16(z + rating * lead + 8 * piece, y, valid);
-      rating += rating_step;
-      piece += piece_step;
-      if (piece >= pieces) {
-        piece -= pieces;
-        ++rating;
-      }
+      detail::cp_async16(destination, my_source + (valid ? int64_t{o} * stored : 0), valid);
+      destination += rating_step * lead;
     }
     detail::cp_async_commit();
   };
@@ -194,7 +190,7 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
     const auto* w = reinterpret_cast<const float*>(smem + slot * bytes + kStage * lead * 2);
     if (sums_rhs) {
       const float* c = w + kStage;
-#pragma unroll 1
+#pragma unroll 2
       for (int j = phase; j < n; j += phases) {
         const uint2 y4 = *reinterpret_cast<const uint2*>(z + j * lead + 4 * quad);
         const float2 y0 = detail::unpack_16bit<kBf16>(y4.x), y1 = detail::unpack_16bit<kBf16>(y4.y);
@@ -206,6 +202,9 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
       }
     }
     for (int k0 = 0; k0 < n; k0 += 16) {
+      // This lane's ldmatrix rows for block row / column 0; a block's are 16 values on.
+      const uint16_t* left_rows = z + (k0 + left_rating) * lead + left_dim;
+      const uint16_t* right_rows = z + (k0 + right_rating) * lead + right_col;
       uint32_t left[4], left_lo[4];
       int loaded_row = -1;
 #pragma unroll
@@ -213,17 +212,17 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
         if (p < count) {
           if (mine.row[p] != loaded_row) {
             loaded_row = mine.row[p];
-            detail::ldmatrix_x4_trans(
-                left, z + (k0 + left_rating) * lead + 16 * loaded_row + left_dim);
+            detail::ldmatrix_x4_trans(left, left_rows + 16 * loaded_row);
             if constexpr (kWeighted) {
               // Rows below d are y_j: weigh them; the targets' rows and the zeros past d not.
               const float2 w_low = *reinterpret_cast<const float2*>(w + k0 + 2 * t);
               const float2 w_high = *reinterpret_cast<const float2*>(w + k0 + 8 + 2 * t);
+              const bool inside = 16 * loaded_row + 16 <= d;  // every row of the block
 #pragma unroll
               for (int m = 0; m < 4; ++m) {
                 const int dim = 16 * loaded_row + g + 8 * (m & 1);
                 const float2 wm = m < 2 ? w_low : w_high;
-                if (dim < d) {
+                if (inside || dim < d) {
                   const float2 y = detail::unpack_16bit<kBf16>(left[m]);
                   detail::split_16bit<kBf16>(make_float2(y.x * wm.x, y.y * wm.y), &left[m],
                                              &left_lo[m]);
@@ -234,8 +233,7 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
             }
           }
           uint32_t right[4];
-          detail::ldmatrix_x4_trans(
-              right, z + (k0 + right_rating) * lead + 16 * mine.col[p] + right_col);
+          detail::ldmatrix_x4_trans(right, right_rows + 16 * mine.col[p]);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const uint32_t pair[2] = {right[2 * h], right[2 * h + 1]};
