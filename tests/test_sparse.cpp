@@ -355,3 +355,59 @@ TEST(Sparse, ConcurrentReadersSeeOneConsistentCsc) {
   for (const auto& out : results) EXPECT_EQ(out, results[0]);
   expect_matches(m.get(), coo);
 }
+
+// The generator draws its random numbers in one sequence and spreads only the arithmetic over
+// threads, so a seed gives the same data on any thread count (benchmarks rely on it). Sizes
+// past the generator's chunk of 2^20 draws and enough candidates for three sorted runs.
+TEST(Synthesize, SameRatingsAndFactorsOnAnyThreadCount) {
+  struct Data {
+    int64_t nnz = 0;
+    std::vector<int64_t> offsets;
+    std::vector<int32_t> cols;
+    std::vector<float> values, user_factors, item_factors;
+  };
+  auto synthesize = [](sfac_feedback feedback, int threads, int64_t users, int64_t items,
+                       int64_t nnz) {
+    Context ctx = make_cpu_context(threads, test_seed() + 11);
+    sfac_sparse* raw = nullptr;
+    sfac_dense *raw_users = nullptr, *raw_items = nullptr;
+    EXPECT_EQ(sfac_synthesize_ratings(ctx.get(), feedback, users, items, nnz, 6, 0.5, 0.6, &raw,
+                                      &raw_users, &raw_items),
+              SFAC_OK)
+        << sfac_last_error();
+    Sparse m(raw);
+    Dense u(raw_users), v(raw_items);
+    Data d;
+    EXPECT_EQ(sfac_sparse_get_shape(m.get(), nullptr, nullptr, &d.nnz), SFAC_OK);
+    d.offsets.resize(static_cast<size_t>(users) + 1);
+    d.cols.resize(static_cast<size_t>(d.nnz));
+    d.values.resize(static_cast<size_t>(d.nnz));
+    EXPECT_EQ(sfac_sparse_download_csr(m.get(), d.offsets.data(), users + 1, d.cols.data(),
+                                       d.values.data(), d.nnz),
+              SFAC_OK);
+    d.user_factors.resize(static_cast<size_t>(users * 6));
+    d.item_factors.resize(static_cast<size_t>(items * 6));
+    EXPECT_EQ(sfac_dense_download(u.get(), d.user_factors.data(), users * 6), SFAC_OK);
+    EXPECT_EQ(sfac_dense_download(v.get(), d.item_factors.data(), items * 6), SFAC_OK);
+    return d;
+  };
+  // Implicit feedback draws three candidates a rating: 3.3M.
+  const struct {
+    sfac_feedback feedback;
+    int64_t users, items, nnz;
+  } cases[] = {{SFAC_FEEDBACK_IMPLICIT, 30000, 4000, 1100000},
+               {SFAC_FEEDBACK_EXPLICIT, 20000, 3000, 2300000}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.feedback == SFAC_FEEDBACK_IMPLICIT ? "implicit" : "explicit");
+    const Data one = synthesize(c.feedback, 1, c.users, c.items, c.nnz);
+    EXPECT_GT(one.nnz, c.nnz / 2);
+    for (int threads : {3, 4}) {
+      const Data many = synthesize(c.feedback, threads, c.users, c.items, c.nnz);
+      EXPECT_EQ(many.nnz, one.nnz) << threads << " threads";
+      EXPECT_TRUE(many.offsets == one.offsets && many.cols == one.cols && many.values == one.values)
+          << threads << " threads";
+      EXPECT_TRUE(many.user_factors == one.user_factors && many.item_factors == one.item_factors)
+          << threads << " threads";
+    }
+  }
+}

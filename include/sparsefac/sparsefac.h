@@ -753,7 +753,8 @@ typedef enum sfac_feedback SFAC_ENUM_BASE {
   SFAC_FEEDBACK_IMPLICIT = 1  /* positive counts, observed where the planted affinity is high */
 } sfac_feedback;
 
-/* Synthetic data with a known answer, seeded by the context's seed. About `nnz` distinct
+/* Synthetic data with a known answer, seeded by the context's seed (the same data on any thread
+ * count; the work uses the context's threads). About `nnz` distinct
  * (user, item) cells are drawn with power-law degrees (skew in [0, 1): 0 = uniform, 0.5-0.7 is
  * typical of rating data) and shuffled ids; planted factors have unit-variance dot products.
  * EXPLICIT: value = planted dot + Gaussian noise, so the planted model's RMSE is `noise`.
