@@ -8,6 +8,8 @@
 #   scripts/gpu-check.sh bench-als   # on the device: the ALS table of BENCHMARKS.md
 #   scripts/gpu-check.sh bench-serve # on the device: the top-n and fold-in tables of BENCHMARKS.md
 #   scripts/gpu-check.sh bench-sddmm # on the device: the SDDMM table of BENCHMARKS.md
+#   scripts/gpu-check.sh ab-als      # on the device: the ALS target shapes, the carried library
+#                                    # against .carry/libB/ (SFAC_AB_BUILD_DIR at prepare)
 # `run` is also available in parts (each within one device call): gtest, sanitize, python, cli.
 # The Python extension is compiled there (its Python differs from this machine's), from the
 # SWIG wrapper generated here into .carry/py together with the package's modules.
@@ -24,6 +26,11 @@ prepare() {
     cp -L "/lib/x86_64-linux-gnu/$lib" .carry/lib/
   done
   cp -L "$b"/libsparsefac.so.0 .carry/lib/
+  # A second library to compare with (ab-als), compressed beside the bundle.
+  if [[ -n "${SFAC_AB_BUILD_DIR:-}" ]]; then
+    mkdir -p .carry/libB
+    xz -T2 -c "$SFAC_AB_BUILD_DIR"/libsparsefac.so.0 >.carry/libB/libsparsefac.so.0.xz || exit 1
+  fi
   cp "$b"/tests/sparsefac_tests .carry/bin/
   cp "$b"/bench/bench_sddmm_cuda "$b"/bench/bench_reorder_cuda "$b"/bench/bench_sddmm_mma_band \
     "$b"/bench/bench_als "$b"/bench/bench_sgd "$b"/tools/sparsefac .carry/bin/
@@ -162,6 +169,29 @@ bench_serve() {
     "$OUT/recommend_yahoo.txt" "$OUT/fold_in.txt"
 }
 
+# The ALS targets' shapes (MovieLens-20M implicit k = 128, Netflix k = 100 without biases, float16
+# storage, medians of 5 epochs) for the carried library (A) and .carry/libB (B) in one call,
+# alternating A B A B on MovieLens-20M, so that two libraries compare on one machine.
+ab_als() {
+  unpack || return 1
+  [[ -f .carry/libB/libsparsefac.so.0 ]] || xz -dk .carry/libB/libsparsefac.so.0.xz || return 1
+  nvidia-smi --query-gpu=name --format=csv,noheader
+  date -u
+  local a=$PWD/.carry/lib b=$PWD/.carry/libB:$PWD/.carry/lib lib side
+  local flags=(--cpu-epochs 0 --epochs 5 --factor-dtype float16)
+  for side in A B A B; do
+    [[ $side == A ]] && lib=$a || lib=$b
+    echo "$side $(LD_LIBRARY_PATH=$lib .carry/bin/bench_als "${flags[@]}" --cases ml20m \
+      --ranks 128 2>&1 | grep -E '^ml20m +[0-9]+ +cuda')"
+  done
+  for side in A B; do
+    [[ $side == A ]] && lib=$a || lib=$b
+    echo "$side $(LD_LIBRARY_PATH=$lib .carry/bin/bench_als "${flags[@]}" --cases netflix \
+      --ranks 100 2>&1 | grep -E '^netflix +[0-9]+ +cuda')"
+  done
+  date -u
+}
+
 # The SDDMM table of BENCHMARKS.md: the suite, the cliff cases, cuSPARSE in the same process.
 bench_sddmm() {
   unpack || return 1
@@ -183,6 +213,7 @@ case "${1:-run}" in
   bench-als) bench_als ;;
   bench-serve) bench_serve ;;
   bench-sddmm) bench_sddmm ;;
-  *) echo "usage: $0 prepare|run|gtest|sanitize|python|cli|bench-als|bench-serve|bench-sddmm" >&2
+  ab-als) ab_als ;;
+  *) echo "usage: $0 prepare|run|gtest|sanitize|python|cli|bench-als|bench-serve|bench-sddmm|ab-als" >&2
     exit 2 ;;
 esac
