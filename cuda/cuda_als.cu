@@ -342,8 +342,7 @@ class CudaAlsTrainer final : public Trainer {
     batch_ = std::max(longest, std::clamp<int64_t>(fit, 1, std::min(segments, kMaxBatch)));
   }
 
-  // Y^T Y of `side`'s factors (rank x rank, both triangles) into gram_, and in the normal
-  // equations' accumulator order into gram_blocks_.
+  // Y^T Y of `side`'s factors (rank x rank, both triangles) into gram_.
   void gram(const DeviceSide& side) {
     const auto k = static_cast<int>(rank_);
     const float one = 1.0f, zero = 0.0f;
@@ -354,7 +353,6 @@ class CudaAlsTrainer final : public Trainer {
                                   side.factors.data(), static_cast<int>(stride_), &zero,
                                   gram_.data(), k));
     });
-    kernels::launch_als_gram_blocks(gram_.data(), rank_, gram_blocks_.data(), stream());
   }
 
   // Every row of `self` with `other` fixed, then rounded to the storage type.
@@ -376,6 +374,9 @@ class CudaAlsTrainer final : public Trainer {
       kernels::launch_als_conjugate_gradient(s, options_.cg_steps, rows, stream());
       return;
     }
+    // The normal equations start from G in their accumulator order.
+    if (implicit_)
+      kernels::launch_als_gram_blocks(gram_.data(), rank_, gram_blocks_.data(), stream());
     const int64_t slots = std::min(batch_, self.host_first_segment.back());
     DeviceBuffer<float> a(static_cast<size_t>(slots * kernels::als_system_floats(d_)), stream());
     DeviceBuffer<float> b(static_cast<size_t>(slots * d_), stream());

@@ -83,36 +83,30 @@ __device__ inline void add_gram_to_blocks(const float* gram_blocks, float scale,
 }
 
 // Stores entries (i, j) and (i, j + 1) of a system's A, at (r, c) and (r, c + 1) of its 16 x 16
-// block (bi, bj), as `entry(i, j, v)` makes them from their sums v0 and v1: in the tile layout
-// (als_system_tiles.cuh; zeros past d, blocks from `tiles` on left out) when `tiled`, else
-// row-major with both triangles (the Cholesky kernels that read them), lower entries only.
+// block (bi, bj), as `entry(i, j, v)` makes them from their sums v0 and v1, row-major with both
+// triangles (the Cholesky kernels that read them), lower entries only.
 template <typename Entry>
-__device__ inline void store_system_pair(float* A, bool tiled, int d, int tiles, int bi, int bj,
-                                         int r, int c, float v0, float v1, Entry entry) {
+__device__ inline void store_row_major_pair(float* A, int d, int bi, int bj, int r, int c, float v0,
+                                            float v1, Entry entry) {
   const int i = 16 * bi + r, j = 16 * bj + c;
-  if (tiled) {
-    if (bi < tiles) {
-      *reinterpret_cast<float2*>(A + als_tile_start(bi, bj) + als_tile_offset(r, c)) =
-          make_float2(i < d && j < d ? entry(i, j, v0) : 0.0f,
-                      i < d && j + 1 < d ? entry(i, j + 1, v1) : 0.0f);
-    }
-  } else if (i < d) {
+  if (i >= d) return;
 #pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      const int jj = j + u;
-      if (jj <= i) {
-        const float v = entry(i, jj, u == 0 ? v0 : v1);
-        A[int64_t{i} * d + jj] = v;
-        A[int64_t{jj} * d + i] = v;
-      }
+  for (int u = 0; u < 2; ++u) {
+    const int jj = j + u;
+    if (jj <= i) {
+      const float v = entry(i, jj, u == 0 ? v0 : v1);
+      A[int64_t{i} * d + jj] = v;
+      A[int64_t{jj} * d + i] = v;
     }
   }
 }
 
 // Stores a warp's 16 x 16 block (bi, bj) of A from its accumulators (acc[h][2 * half + e] holds
-// entry (16 bi + g + 8 half, 16 bj + 8 h + 2 t + e), the mma layout), as store_system_pair does.
-// In the tile layout a lane's offsets within the tile are the same for every block, and a block
-// that lies inside d (bj <= bi) needs no bounds.
+// entry (16 bi + g + 8 half, 16 bj + 8 h + 2 t + e), the mma layout), as `entry(i, j, v)` makes
+// the entries from their sums: in the tile layout (als_system_tiles.cuh; zeros past d, blocks
+// from `tiles` on left out) when `tiled`, else as store_row_major_pair does. In the tile layout a
+// lane's offsets within the tile are the same for every block, and a block that lies inside d
+// (bj <= bi) needs no bounds.
 template <typename Entry>
 __device__ inline void store_system_block(float* A, bool tiled, int d, int tiles, int bi, int bj,
                                           const float (&acc)[2][4], Entry entry) {
@@ -122,8 +116,8 @@ __device__ inline void store_system_block(float* A, bool tiled, int d, int tiles
     for (int h = 0; h < 2; ++h) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        store_system_pair(A, false, d, tiles, bi, bj, g + 8 * half, 8 * h + 2 * t, acc[h][2 * half],
-                          acc[h][2 * half + 1], entry);
+        store_row_major_pair(A, d, bi, bj, g + 8 * half, 8 * h + 2 * t, acc[h][2 * half],
+                             acc[h][2 * half + 1], entry);
       }
     }
     return;
