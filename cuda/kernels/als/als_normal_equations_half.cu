@@ -39,11 +39,18 @@ constexpr int kMaxSharedBytes = 100 * 1024;
 // Scaled targets and weighted rows stay below this magnitude (float16's largest is 65504).
 constexpr int kScaledExponent = 14;
 
-// Bytes of one staged buffer: kStage rows of `lead` 16-bit values, then kStage weights, kStage
-// targets (read where b is summed on CUDA cores) and the kStage indices of the rows (-1 past the
-// segment).
+// Bytes of one staged buffer: kStage rows of `lead` 16-bit values, then kStage weights and
+// kStage targets (read where b is summed on CUDA cores).
 __host__ __device__ constexpr int buffer_bytes(int lead) {
-  return kStage * lead * 2 + 3 * kStage * 4;
+  return kStage * lead * 2 + 2 * kStage * 4;
+}
+
+// Bytes of two buffers' row indices and ratings as fetched (after the staged buffers).
+constexpr int kFetchedBytes = 2 * kStage * 8;
+
+// Dynamic shared memory of a block.
+__host__ __device__ constexpr int shared_bytes(int lead) {
+  return 2 * buffer_bytes(lead) + kFetchedBytes;
 }
 
 // Fewer blocks a warp (more warps) for systems up to this many 16 x 16 blocks (up to k = 100 or
@@ -82,7 +89,11 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   const int64_t row = s.segment_row[segment];
   const bool first = s.first_segment[row] == segment;
   const int d = static_cast<int>(s.d);
-  const int64_t begin = s.segment_begin[segment], end = s.segment_begin[segment + 1];
+  const int64_t begin = s.segment_begin[segment];
+  // Ratings are counted from the segment's start (segments are far shorter than 2^31).
+  const int length = static_cast<int>(s.segment_begin[segment + 1] - begin);
+  const int32_t* segment_others = s.others + begin;
+  const float* segment_values = s.values + begin;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane >> 2, t = lane & 3;
 
@@ -108,13 +119,15 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
     for (int col = zero_from; col < padded; ++col) z[col] = 0;
   }
 
-  // Queues ratings [e0, e0 + kStage) into buffer `slot`: weights, targets and row indices
-  // directly, then (after a barrier) the stored rows by cp.async in 16-byte pieces: thread i
-  // always copies piece i % pieces, of ratings i / pieces, + rating_step, ... (the fewer than
-  // `pieces` threads past the last whole round copy none). The indices go through shared memory
-  // so that each thread waits for one round of global loads, not one per piece (a load cannot
-  // pass the cp.async before it). Every block has at least `pieces` threads (pieces <= 12 for
-  // the 4-block warps, whose blocks have a warp; at least 4 warps for the 8-block ones).
+  // A buffer of kStage ratings is queued in two steps, each one cp.async group: fetch() copies
+  // its row indices and ratings into shared memory two buffers ahead of the arithmetic; issue(),
+  // a buffer ahead and once those are visible to every thread, writes the weights and targets
+  // into the staging buffer and copies the stored rows in 16-byte pieces: thread i always copies
+  // piece i % pieces, of ratings i / pieces, + rating_step, ... (the fewer than `pieces` threads
+  // past the last whole round copy none). Every block has at least `pieces` threads (pieces <=
+  // 12 for the 4-block warps, whose blocks have a warp; at least 4 warps for the 8-block ones).
+  // Ratings past the segment get zero rows and weights. Groups are committed even when empty,
+  // so that the waits below count them alike on every buffer.
   const int pieces = stored / 8;
   const int rating_step = static_cast<int>(blockDim.x) / pieces;
   const int my_piece = static_cast<int>(threadIdx.x) % pieces;
@@ -122,19 +135,39 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
                            ? static_cast<int>(threadIdx.x) / pieces
                            : kStage;
   const uint16_t* my_source = s.fixed_half + 8 * my_piece;
-  auto issue = [&](int64_t e0, int slot) {
+  auto fetched_others = [&](int slot) {
+    return reinterpret_cast<int32_t*>(smem + 2 * bytes + slot * kStage * 8);
+  };
+  auto fetched_values = [&](int slot) {
+    return reinterpret_cast<float*>(smem + 2 * bytes + slot * kStage * 8 + kStage * 4);
+  };
+  auto fetch = [&](int e0, int slot) {
+    int32_t* others = fetched_others(slot);
+    float* values = fetched_values(slot);
+    if (e0 < length) {
+      for (int j = threadIdx.x; j < kStage; j += blockDim.x) {
+        const bool inside = e0 + j < length;
+        const int e = inside ? e0 + j : 0;
+        detail::cp_async4(others + j, segment_others + e, inside);
+        detail::cp_async4(values + j, segment_values + e, inside);
+      }
+    }
+    detail::cp_async_commit();
+  };
+  // Fills staging buffer `slot` from the fetched slot of the same number.
+  auto issue = [&](int e0, int slot) {
+    if (e0 >= length) {
+      detail::cp_async_commit();
+      return;
+    }
     auto* z = reinterpret_cast<uint16_t*>(smem + slot * bytes);
     auto* w = reinterpret_cast<float*>(smem + slot * bytes + kStage * lead * 2);
     float* c = w + kStage;
-    auto* other = reinterpret_cast<int32_t*>(c + kStage);
+    const int32_t* others = fetched_others(slot);
+    const float* values = fetched_values(slot);
     for (int j = threadIdx.x; j < kStage; j += blockDim.x) {
       float wj = 0.0f, cj = 0.0f;
-      int32_t o = -1;
-      if (e0 + j < end) {
-        o = s.others[e0 + j];
-        als_weight_target(s, s.values[e0 + j], o, &wj, &cj);
-      }
-      other[j] = o;
+      if (e0 + j < length) als_weight_target(s, values[j], others[j], &wj, &cj);
       w[j] = wj * weight_scale;
       if constexpr (kRhsOnCudaCores) {
         c[j] = cj;
@@ -145,19 +178,23 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
         z[j * lead + stored + 1] = detail::to_16bit<kBf16>(scaled - detail::from_16bit<kBf16>(hi));
       }
     }
-    __syncthreads();
     uint16_t* destination = z + my_first * lead + 8 * my_piece;
     for (int rating = my_first; rating < kStage; rating += rating_step) {
-      const int32_t o = other[rating];
-      const bool valid = o >= 0;
-      detail::cp_async16(destination, my_source + (valid ? int64_t{o} * stored : 0), valid);
+      const bool valid = e0 + rating < length;
+      const int64_t o = valid ? others[rating] : 0;
+      detail::cp_async16(destination, my_source + o * stored, valid);
       destination += rating_step * lead;
     }
     detail::cp_async_commit();
   };
 
   float acc[kBlocksPerWarp][2][4] = {};
-  if (begin < end) issue(begin, 0);
+  // Groups in flight at the top of the loop's pass over buffer i: fetch i + 1, then issue i.
+  fetch(0, 0);
+  fetch(kStage, 1);
+  detail::cp_async_wait<1>();
+  __syncthreads();
+  issue(0, 0);
   // A row's first segment starts from G, in the scaled units of the sums.
   if (s.gram_blocks && first) add_gram_to_blocks(s.gram_blocks, weight_scale, mine, acc);
   int slot = 0;
@@ -177,14 +214,16 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   const int phase = static_cast<int>(threadIdx.x) / quads;
   const bool sums_rhs = kRhsOnCudaCores && blockIdx.y == 0 && phase < phases;
   float4 rhs = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  for (int64_t e0 = begin; e0 < end; e0 += kStage, slot ^= 1) {
-    const int n = static_cast<int>(end - e0 < kStage ? end - e0 : kStage);
-    if (e0 + kStage < end) {
-      issue(e0 + kStage, slot ^ 1);
-      detail::cp_async_wait<1>();
-    } else {
-      detail::cp_async_wait<0>();
-    }
+  for (int e0 = 0; e0 < length; e0 += kStage, slot ^= 1) {
+    const int n = min(length - e0, kStage);
+    // The next buffer's indices, visible to all after the barrier, which also ends every
+    // warp's arithmetic on the staging buffer issue() refills; this slot's indices were read by
+    // the issue() a pass ago, before it.
+    detail::cp_async_wait<1>();
+    __syncthreads();
+    fetch(e0 + 2 * kStage, slot);
+    issue(e0 + kStage, slot ^ 1);
+    detail::cp_async_wait<2>();  // this buffer's rows
     __syncthreads();
     const auto* z = reinterpret_cast<const uint16_t*>(smem + slot * bytes);
     const auto* w = reinterpret_cast<const float*>(smem + slot * bytes + kStage * lead * 2);
@@ -243,7 +282,6 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
         }
       }
     }
-    __syncthreads();  // the buffer is refilled two passes on
   }
 
   const float reg = first ? als_regularization(s, s.offsets[row + 1] - s.offsets[row]) : 0.0f;
@@ -279,7 +317,7 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
     store_system_block(A, tiled, d, tiles, mine.row[p], mine.col[p], acc[p], entry);
   }
   if (kRhsOnCudaCores && blockIdx.y == 0) {
-    // The staging buffers are free (every thread passed the loop's last barrier).
+    __syncthreads();  // every warp is done with the staging buffers
     auto* partial = reinterpret_cast<float4*>(smem);
     if (sums_rhs) partial[phase * quads + quad] = rhs;
     __syncthreads();
@@ -298,8 +336,12 @@ __device__ __forceinline__ void normal_equations_half(const AlsHalfSweep& s, int
   }
 }
 
+// Warps of 4 blocks: at most 80 registers, so that an SM sub-partition's 16,384 registers hold
+// 6 warps, where the compiler would take a few more and fit 5 or 4: three thread blocks of 7
+// warps (d = 100) an SM instead of two, six of 4 warps (d = 64) instead of four or five. With
+// weights the bound spills a few registers' loads, and still measured faster (docs/als-cuda.md).
 template <bool kBf16, int kBlocksPerWarp, bool kWeighted>
-__global__ void __launch_bounds__(kMaxWarps * 32)
+__global__ void __maxnreg__(80)
     normal_equations_half_kernel(AlsHalfSweep s, int64_t segment_base, int padded,
                                  WarpShares shares, bool tiled, float* a, float* b) {
   normal_equations_half<kBf16, kBlocksPerWarp, kWeighted, false>(s, segment_base, padded, shares,
@@ -377,8 +419,8 @@ bool launch_als_normal_equations_half(const AlsHalfSweep& s, const AlsBatch& bat
   const bool rhs_on_cuda_cores =
       without < with_targets && triangle_blocks(without) > kMaxBlocksOfNarrowWarps;
   const int64_t padded = rhs_on_cuda_cores ? without : with_targets;
-  // padded <= kAlsMaxUnknowns + 24, so buffer_bytes stays far inside int.
-  const int shared = 2 * buffer_bytes(static_cast<int>(padded) + 8);
+  // padded <= kAlsMaxUnknowns + 24, so shared_bytes stays far inside int.
+  const int shared = shared_bytes(static_cast<int>(padded) + 8);
   if (shared > kMaxSharedBytes) return false;
   const int blocks = triangle_blocks(padded);
   if (s.half_bf16) {
