@@ -6,6 +6,22 @@ namespace {
 // cuBLAS's recommended workspace for Hopper.
 constexpr size_t kBlasWorkspaceBytes = size_t{32} << 20;
 
+// Runs f and marks what it queued on `stream` as the hand-off's last work, also where f throws
+// after queuing some.
+template <typename F>
+void run_then_leave(StreamHandOff& hand_off, cudaStream_t stream, F&& f) {
+  try {
+    f();
+  } catch (...) {
+    try {
+      hand_off.leave(stream);
+    } catch (...) {  // f's failure is the one to report
+    }
+    throw;
+  }
+  hand_off.leave(stream);
+}
+
 }  // namespace
 
 void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
@@ -22,14 +38,30 @@ void throw_cusparse_error(cusparseStatus_t status, const char* call, const char*
        ": ", cusparseGetErrorString(status));
 }
 
+StreamHandOff::~StreamHandOff() {
+  if (done_ != nullptr) (void)cudaEventDestroy(done_);
+}
+
+void StreamHandOff::enter(cudaStream_t stream) {
+  if (done_ == nullptr) SFAC_CUDA_TRY(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  if (last_ != nullptr && last_ != stream) SFAC_CUDA_TRY(cudaStreamWaitEvent(stream, done_, 0));
+}
+
+void StreamHandOff::leave(cudaStream_t stream) {
+  SFAC_CUDA_TRY(cudaEventRecord(done_, stream));
+  last_ = stream;
+}
+
+void StreamHandOff::synchronize() {
+  if (last_ != nullptr) (void)cudaEventSynchronize(done_);
+}
+
 CudaResources::~CudaResources() {
   // The workspace is freed on the own stream once the last call that used it is done.
-  if (blas_done_ != nullptr) (void)cudaEventSynchronize(blas_done_);
+  blas_hand_off_.synchronize();
   if (blas_ != nullptr) (void)cublasDestroy(blas_);
-  if (blas_done_ != nullptr) (void)cudaEventDestroy(blas_done_);
-  if (sparse_done_ != nullptr) (void)cudaEventSynchronize(sparse_done_);
+  sparse_hand_off_.synchronize();
   if (sparse_ != nullptr) (void)cusparseDestroy(sparse_);
-  if (sparse_done_ != nullptr) (void)cudaEventDestroy(sparse_done_);
 }
 
 void CudaResources::with_blas(cudaStream_t stream,
@@ -49,45 +81,23 @@ void CudaResources::with_blas(cudaStream_t stream,
       (void)cublasDestroy(handle);
       SFAC_CUBLAS_TRY(space);
     }
-    const cudaError_t event = cudaEventCreateWithFlags(&blas_done_, cudaEventDisableTiming);
-    if (event != cudaSuccess) {
-      (void)cublasDestroy(handle);
-      SFAC_CUDA_TRY(event);
-    }
     blas_ = handle;
     blas_workspace_ = std::move(workspace);
   }
-  if (blas_stream_ != nullptr && blas_stream_ != stream) {
-    SFAC_CUDA_TRY(cudaStreamWaitEvent(stream, blas_done_, 0));
-  }
+  blas_hand_off_.enter(stream);
   SFAC_CUBLAS_TRY(cublasSetStream(blas_, stream));
   // cublasSetStream resets the workspace to the default; the pool's buffer is used instead.
   SFAC_CUBLAS_TRY(cublasSetWorkspace(blas_, blas_workspace_.data(), kBlasWorkspaceBytes));
-  f(blas_);
-  SFAC_CUDA_TRY(cudaEventRecord(blas_done_, stream));
-  blas_stream_ = stream;
+  run_then_leave(blas_hand_off_, stream, [&] { f(blas_); });
 }
 
 void CudaResources::with_sparse(cudaStream_t stream,
                                 const std::function<void(cusparseHandle_t)>& f) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (sparse_ == nullptr) {
-    cusparseHandle_t handle = nullptr;
-    SFAC_CUSPARSE_TRY(cusparseCreate(&handle));
-    const cudaError_t event = cudaEventCreateWithFlags(&sparse_done_, cudaEventDisableTiming);
-    if (event != cudaSuccess) {
-      (void)cusparseDestroy(handle);
-      SFAC_CUDA_TRY(event);
-    }
-    sparse_ = handle;
-  }
-  if (sparse_stream_ != nullptr && sparse_stream_ != stream) {
-    SFAC_CUDA_TRY(cudaStreamWaitEvent(stream, sparse_done_, 0));
-  }
+  if (sparse_ == nullptr) SFAC_CUSPARSE_TRY(cusparseCreate(&sparse_));
+  sparse_hand_off_.enter(stream);
   SFAC_CUSPARSE_TRY(cusparseSetStream(sparse_, stream));
-  f(sparse_);
-  SFAC_CUDA_TRY(cudaEventRecord(sparse_done_, stream));
-  sparse_stream_ = stream;
+  run_then_leave(sparse_hand_off_, stream, [&] { f(sparse_); });
 }
 
 }  // namespace sfac::cuda

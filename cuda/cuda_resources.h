@@ -40,6 +40,29 @@ namespace sfac::cuda {
     }                                                                                       \
   } while (0)
 
+// Orders the work of one library handle across the streams it is bound to in turn: work queued
+// on a new stream waits for the work queued on the one before, so buffers the handle (or its
+// callers) keep are never in use on two streams at once.
+class StreamHandOff {
+ public:
+  StreamHandOff() = default;
+  ~StreamHandOff();
+  StreamHandOff(const StreamHandOff&) = delete;
+  StreamHandOff& operator=(const StreamHandOff&) = delete;
+
+  // Makes `stream` wait for the last stream's work where it is another one (the event is made
+  // on first use).
+  void enter(cudaStream_t stream);
+  // Marks the work queued on `stream` so far as the last.
+  void leave(cudaStream_t stream);
+  // Waits on the host for the last work (nothing where there was none).
+  void synchronize();
+
+ private:
+  cudaEvent_t done_ = nullptr;
+  cudaStream_t last_ = nullptr;
+};
+
 class CudaResources {
  public:
   // `own_stream`: the context's own stream, on which the workspace is allocated and freed.
@@ -60,13 +83,10 @@ class CudaResources {
   cudaStream_t own_stream_;
   std::mutex mutex_;
   cublasHandle_t blas_ = nullptr;
-  DeviceBuffer<unsigned char> blas_workspace_;
-  // The workspace is one buffer: work on a new stream waits for the last stream's use of it.
-  cudaEvent_t blas_done_ = nullptr;
-  cudaStream_t blas_stream_ = nullptr;
+  DeviceBuffer<unsigned char> blas_workspace_;  // one buffer, hence the hand-off
+  StreamHandOff blas_hand_off_;
   cusparseHandle_t sparse_ = nullptr;
-  cudaEvent_t sparse_done_ = nullptr;
-  cudaStream_t sparse_stream_ = nullptr;
+  StreamHandOff sparse_hand_off_;
 };
 
 }  // namespace sfac::cuda

@@ -3,7 +3,7 @@
 //    memory; excluded ones dropped by binary search in the query's sorted exclusion row (staged
 //    in shared memory where it is short).
 // 2. A floor under the n-th best survivor score: the n-th largest of the 32 lanes' best scores
-//    (n distinct survivors reach it), by one bitonic sort across the warp.
+//    (n distinct survivors reach it), by one sort across the warp.
 // 3. The survivors within twice the query's margin of that floor (no other survivor can rank:
 //    the n at or above the floor are within a margin of their exact scores) are gathered into a
 //    short list and scored again exactly as the host scores (core/ranking.cpp: eight partial
@@ -150,15 +150,8 @@ __global__ void __launch_bounds__(kWarps * 32) top_n_finish_kernel(TopNFinishPro
   for (int e = lane; e < count; e += 32) {
     if (id[e] >= 0) floor_score = fmaxf(floor_score, score[e]);
   }
-#pragma unroll
-  for (int k = 2; k <= 32; k <<= 1) {  // bitonic sort across the warp, descending
-#pragma unroll
-    for (int j = k >> 1; j > 0; j >>= 1) {
-      const float other = __shfl_xor_sync(0xffffffffu, floor_score, j);
-      const bool lower = (lane & j) == 0, descending = (lane & k) == 0;
-      floor_score = lower == descending ? fmaxf(floor_score, other) : fminf(floor_score, other);
-    }
-  }
+  int32_t holder = floor_score == -INFINITY ? -1 : lane;
+  warp_sort(floor_score, holder, lane);
   floor_score = __shfl_sync(0xffffffffu, floor_score, p.n - 1);
   const float keep =
       floor_score == -INFINITY ? -INFINITY : __fsub_rd(floor_score, 2.0f * p.margins[query]);

@@ -41,13 +41,6 @@ size_t shared_bytes(int64_t stride) {
          + sizeof(float) * kQueries;         // cuts
 }
 
-// ~0u where a >= b, else 0 (one FSET: the comparison's result as a word, no predicate).
-__device__ __forceinline__ uint32_t at_least(float a, float b) {
-  uint32_t r;
-  asm("set.ge.u32.f32 %0, %1, %2;" : "=r"(r) : "f"(a), "f"(b));
-  return r;
-}
-
 // acc[bit / 2][2 h + bit % 2] for a bit known only at run time: a tree of selects on the bits
 // of `bit` (15 selects, no local memory).
 __device__ __forceinline__ float select16(const float (&acc)[8][4], int h, int bit) {
