@@ -160,7 +160,7 @@ bench_serve() {
   (cd bench && python3 bench_recommend.py --lib ../.carry/lib/libsparsefac.so.0 --backend cuda \
     --cases netflix --dtype bfloat16 --reps 5) >"$OUT/recommend_netflix_bf16.txt" 2>&1
   (cd bench && python3 bench_recommend.py --lib ../.carry/lib/libsparsefac.so.0 --backend cuda \
-    --cases yahoo --user-scale 0.1 --ranks 100 --reps 1 --cpu-column --cpu-users 2000) \
+    --cases yahoo --ranks 100 --reps 1 --cpu-column --cpu-users 1000) \
     >"$OUT/recommend_yahoo.txt" 2>&1
   (cd bench && python3 bench_fold_in.py --lib ../.carry/lib/libsparsefac.so.0) \
     >"$OUT/fold_in.txt" 2>&1
