@@ -9,12 +9,14 @@
 #   scripts/gpu-check.sh bench-serve # on the device: the top-n and fold-in tables of BENCHMARKS.md
 #   scripts/gpu-check.sh bench-sddmm # on the device: the SDDMM table of BENCHMARKS.md
 #   scripts/gpu-check.sh ab-als      # on the device: the ALS target shapes, the carried library
-#                                    # against .carry/libB/ (SFAC_AB_BUILD_DIR at prepare)
+#                                    # against .carry/libB/, libC/, ... (SFAC_AB_BUILD_DIR at
+#                                    # prepare: one build directory or several, space-separated)
+#   scripts/gpu-check.sh ab-serve    # on the device: the same for bfloat16 top-10 (Netflix shape)
 # `run` is also available in parts (each within one device call): gtest, sanitize, python, cli.
 # The Python extension is compiled there (its Python differs from this machine's), from the
 # SWIG wrapper generated here into .carry/py together with the package's modules.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
 prepare() {
   local b=${SFAC_BUILD_DIR:-build-cuda}
@@ -26,11 +28,13 @@ prepare() {
     cp -L "/lib/x86_64-linux-gnu/$lib" .carry/lib/
   done
   cp -L "$b"/libsparsefac.so.0 .carry/lib/
-  # A second library to compare with (ab-als), compressed beside the bundle.
-  if [[ -n "${SFAC_AB_BUILD_DIR:-}" ]]; then
-    mkdir -p .carry/libB
-    xz -T2 -c "$SFAC_AB_BUILD_DIR"/libsparsefac.so.0 >.carry/libB/libsparsefac.so.0.xz || exit 1
-  fi
+  # Libraries to compare with (ab-als, ab-serve), compressed beside the bundle: libB, libC, ...
+  local letter=B dir
+  for dir in ${SFAC_AB_BUILD_DIR:-}; do
+    mkdir -p ".carry/lib$letter"
+    xz -T2 -c "$dir"/libsparsefac.so.0 >".carry/lib$letter/libsparsefac.so.0.xz" || exit 1
+    letter=$(tr 'A-Y' 'B-Z' <<<"$letter")
+  done
   cp "$b"/tests/sparsefac_tests .carry/bin/
   cp "$b"/bench/bench_sddmm_cuda "$b"/bench/bench_reorder_cuda "$b"/bench/bench_sddmm_mma_band \
     "$b"/bench/bench_als "$b"/bench/bench_sgd "$b"/tools/sparsefac .carry/bin/
@@ -169,25 +173,53 @@ bench_serve() {
     "$OUT/recommend_yahoo.txt" "$OUT/fold_in.txt"
 }
 
+# The compared libraries' sides: A (the carried one), then B, C, ... for .carry/libB, libC, ...
+# (decompressed here); each side's LD_LIBRARY_PATH in `ab_paths`.
+ab_sides() {
+  ab_names=(A) ab_paths=("$PWD/.carry/lib")
+  local dir
+  for dir in .carry/lib[B-Z]; do
+    [[ -d $dir ]] || continue
+    [[ -f $dir/libsparsefac.so.0 ]] || xz -dk "$dir/libsparsefac.so.0.xz" || return 1
+    ab_names+=("${dir#.carry/lib}") ab_paths+=("$PWD/$dir:$PWD/.carry/lib")
+  done
+  ((${#ab_names[@]} > 1)) || { echo "no .carry/libB: set SFAC_AB_BUILD_DIR at prepare" >&2; return 1; }
+}
+
 # The ALS targets' shapes (MovieLens-20M implicit k = 128, Netflix k = 100 without biases, float16
-# storage, medians of 5 epochs) for the carried library (A) and .carry/libB (B) in one call,
-# alternating A B A B on MovieLens-20M, so that two libraries compare on one machine.
+# storage, medians of 5 epochs) for each side in one call, alternating A B ... A B ... on
+# MovieLens-20M, so that the libraries compare on one machine.
 ab_als() {
-  unpack || return 1
-  [[ -f .carry/libB/libsparsefac.so.0 ]] || xz -dk .carry/libB/libsparsefac.so.0.xz || return 1
+  unpack && ab_sides || return 1
   nvidia-smi --query-gpu=name --format=csv,noheader
   date -u
-  local a=$PWD/.carry/lib b=$PWD/.carry/libB:$PWD/.carry/lib lib side
-  local flags=(--cpu-epochs 0 --epochs 5 --factor-dtype float16)
-  for side in A B A B; do
-    [[ $side == A ]] && lib=$a || lib=$b
-    echo "$side $(LD_LIBRARY_PATH=$lib .carry/bin/bench_als "${flags[@]}" --cases ml20m \
-      --ranks 128 2>&1 | grep -E '^ml20m +[0-9]+ +cuda')"
+  local flags=(--cpu-epochs 0 --epochs 5 --factor-dtype float16) i
+  for _ in 1 2; do
+    for i in "${!ab_names[@]}"; do
+      echo "${ab_names[i]} $(LD_LIBRARY_PATH=${ab_paths[i]} .carry/bin/bench_als "${flags[@]}" \
+        --cases ml20m --ranks 128 2>&1 | grep -E '^ml20m +[0-9]+ +cuda')"
+    done
   done
-  for side in A B; do
-    [[ $side == A ]] && lib=$a || lib=$b
-    echo "$side $(LD_LIBRARY_PATH=$lib .carry/bin/bench_als "${flags[@]}" --cases netflix \
-      --ranks 100 2>&1 | grep -E '^netflix +[0-9]+ +cuda')"
+  for i in "${!ab_names[@]}"; do
+    echo "${ab_names[i]} $(LD_LIBRARY_PATH=${ab_paths[i]} .carry/bin/bench_als "${flags[@]}" \
+      --cases netflix --ranks 100 2>&1 | grep -E '^netflix +[0-9]+ +cuda')"
+  done
+  date -u
+}
+
+# Top-10 for all Netflix-shape users at k = 100 with bfloat16 factors (the issue's 10 ms target;
+# PyTorch left out), for each side, twice, alternating.
+ab_serve() {
+  unpack && ab_sides || return 1
+  nvidia-smi --query-gpu=name --format=csv,noheader
+  date -u
+  local i
+  for _ in 1 2; do
+    for i in "${!ab_names[@]}"; do
+      echo "${ab_names[i]} $(cd bench && python3 bench_recommend.py --lib \
+        "${ab_paths[i]%%:*}/libsparsefac.so.0" --backend cuda --cases netflix --ranks 100 \
+        --dtype bfloat16 --reps 5 --torch-device none 2>&1 | grep -E '^netflix ')"
+    done
   done
   date -u
 }
@@ -214,6 +246,7 @@ case "${1:-run}" in
   bench-serve) bench_serve ;;
   bench-sddmm) bench_sddmm ;;
   ab-als) ab_als ;;
-  *) echo "usage: $0 prepare|run|gtest|sanitize|python|cli|bench-als|bench-serve|bench-sddmm|ab-als" >&2
+  ab-serve) ab_serve ;;
+  *) echo "usage: $0 prepare|run|gtest|sanitize|python|cli|bench-als|bench-serve|bench-sddmm|ab-als|ab-serve" >&2
     exit 2 ;;
 esac
