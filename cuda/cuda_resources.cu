@@ -44,16 +44,17 @@ StreamHandOff::~StreamHandOff() {
 
 void StreamHandOff::enter(cudaStream_t stream) {
   if (done_ == nullptr) SFAC_CUDA_TRY(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
-  if (last_ != nullptr && last_ != stream) SFAC_CUDA_TRY(cudaStreamWaitEvent(stream, done_, 0));
+  if (recorded_ && last_ != stream) SFAC_CUDA_TRY(cudaStreamWaitEvent(stream, done_, 0));
 }
 
 void StreamHandOff::leave(cudaStream_t stream) {
   SFAC_CUDA_TRY(cudaEventRecord(done_, stream));
   last_ = stream;
+  recorded_ = true;
 }
 
 void StreamHandOff::synchronize() {
-  if (last_ != nullptr) (void)cudaEventSynchronize(done_);
+  if (recorded_) (void)cudaEventSynchronize(done_);
 }
 
 CudaResources::~CudaResources() {

@@ -60,7 +60,8 @@ class StreamHandOff {
 
  private:
   cudaEvent_t done_ = nullptr;
-  cudaStream_t last_ = nullptr;
+  cudaStream_t last_ = nullptr;  // where `recorded_` (0 is the legacy default stream)
+  bool recorded_ = false;
 };
 
 class CudaResources {
