@@ -44,10 +44,7 @@ __global__ void __launch_bounds__(kRoundThreads)
                             const float* bias, uint16_t* half, int64_t half_stride,
                             unsigned* largest) {
   float m = 0.0f, bias_m = 0.0f;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int64_t warps = int64_t{gridDim.x} * (kRoundThreads / 32);
-  for (int64_t row = (blockIdx.x * int64_t{kRoundThreads} + threadIdx.x) / 32; row < n;
-       row += warps) {
+  for_each_warp_index(n, [&](int64_t row, int lane) {
     float* x = factors + row * stride;
     uint16_t* h = half + row * half_stride;
     for (int64_t col = lane; col < half_stride; col += 32) {
@@ -58,7 +55,7 @@ __global__ void __launch_bounds__(kRoundThreads)
       if (isfinite(stored)) m = fmaxf(m, fabsf(stored));
     }
     if (bias && lane == 0 && isfinite(bias[row])) bias_m = fmaxf(bias_m, fabsf(bias[row]));
-  }
+  });
   block_max_into(m, largest);
   block_max_into(bias_m, largest + 1);
 }

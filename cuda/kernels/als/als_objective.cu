@@ -124,14 +124,12 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void flag_non_finite_kernel(const float* factors, int64_t n, int64_t stride,
                                        int64_t cols, const float* bias, int* flag) {
   bool bad = false;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int64_t warps = int64_t{gridDim.x} * blockDim.x / 32;
-  for (int64_t row = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / 32; row < n; row += warps) {
+  for_each_warp_index(n, [&](int64_t row, int lane) {
     for (int64_t col = lane; col < cols; col += 32) {
       if (!isfinite(factors[row * stride + col])) bad = true;
     }
     if (bias && lane == 0 && !isfinite(bias[row])) bad = true;
-  }
+  });
   if (bad) *flag = 1;
 }
 

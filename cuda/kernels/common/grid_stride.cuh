@@ -21,6 +21,17 @@ __device__ void for_each_index(int64_t n, F f) {
     f(i);
   }
 }
+
+// f(i, lane) for every i < n, one index a warp, spread over the grid's warps (the lanes of a
+// warp share its index).
+template <typename F>
+__device__ void for_each_warp_index(int64_t n, F f) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  for (int64_t i = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / 32; i < n;
+       i += int64_t{gridDim.x} * (blockDim.x / 32)) {
+    f(i, lane);
+  }
+}
 #endif
 
 }  // namespace sfac::cuda::kernels

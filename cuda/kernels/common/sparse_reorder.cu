@@ -66,9 +66,7 @@ __global__ void permuted_lengths(const int64_t* offsets, const int32_t* order, i
 __global__ void gather_csr_rows(const int64_t* offsets, const int32_t* cols, const float* values,
                                 const int32_t* order, const int32_t* col_rank, int64_t rows,
                                 const int64_t* new_offsets, int32_t* new_cols, float* new_values) {
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = int64_t{gridDim.x} * (blockDim.x / 32);
-  for (int64_t r = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32; r < rows; r += warps) {
+  for_each_warp_index(rows, [&](int64_t r, int lane) {
     const int64_t o = order ? order[r] : r;
     const int64_t src = offsets[o], len = offsets[o + 1] - src, dst = new_offsets[r];
     for (int64_t i = lane; i < len; i += 32) {
@@ -76,7 +74,7 @@ __global__ void gather_csr_rows(const int64_t* offsets, const int32_t* cols, con
       new_cols[dst + i] = col_rank ? col_rank[c] : c;
       new_values[dst + i] = values[src + i];
     }
-  }
+  });
 }
 
 // Ids by degree, descending; ties keep id order because the radix sort is stable.
