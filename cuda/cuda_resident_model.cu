@@ -131,8 +131,8 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
   const int64_t float_bytes =
       int64_t{sizeof(float)} * ((users_ + items_) * stride_ + (has_biases_ ? users_ + items_ : 0));
   const int64_t half_bytes = int64_t{sizeof(uint16_t)} * (users_ + items_) * half_stride;
-  const int64_t margin_bytes = int64_t{sizeof(float)} * users_;
-  bytes_ = float_bytes + (type != 0 || two_pass ? half_bytes : 0) + (two_pass ? margin_bytes : 0);
+  const int64_t plan_bytes = TwoPassTopN::bytes_of(users_, items_, model.rank, type != 2);
+  bytes_ = float_bytes + (type != 0 || two_pass ? half_bytes : 0) + (two_pass ? plan_bytes : 0);
   require_within_limit(0, "this model's device copy");
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
@@ -147,7 +147,7 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
     item_biases_ =
         DeviceBuffer<float>::copy_of(model.item_bias.data(), model.item_bias.size(), stream);
   }
-  if (two_pass) two_pass_ = TwoPassTopN::plan(model, type != 0, stream);
+  if (two_pass) two_pass_ = TwoPassTopN::plan(model, type != 0, type != 2, stream);
   if (type != 0 || two_pass_) {
     half_ = true;
     half_exact_ = type != 0;
@@ -158,6 +158,7 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
                               round, stream);
     item_half_ = upload_16bit(model.item_factors, items_, model.rank, half_stride_, half_bf16_,
                               round, stream);
+    if (two_pass_) two_pass_->fold_items(model, item_half_.data(), half_stride_, stream);
   }
   bytes_ = float_bytes + (half_ ? half_bytes : 0) + (two_pass_ ? two_pass_->bytes() : 0);
   // The host arrays may change once this returns (the cache drops this copy first).

@@ -21,10 +21,61 @@ constexpr double kLargestValue = 0x1p60;
 constexpr double kLargestScore = 0x1p100;
 
 // Device bytes a query takes in one launch: its sample exclusion mask, the survivors and their
-// count, the finished list, its overflow slot.
+// count, the finished list and its overflow slot (twice: one launch's lists download while the
+// next launch runs).
 int64_t per_query_bytes(int n, int64_t sample) {
-  return (sample + 63) / 64 * 8 + int64_t{8} * kernels::kTopNSurvivors + 4 + int64_t{8} * n + 4;
+  return (sample + 63) / 64 * 8 + int64_t{8} * kernels::kTopNSurvivors + 4 +
+         2 * (int64_t{8} * n + 4);
 }
+
+// A stream of the current device for the lists' downloads, and an event a list buffer that
+// says when the launch writing it is done.
+class DownloadStream {
+ public:
+  DownloadStream() {
+    SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    for (cudaEvent_t& e : written_) {
+      if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
+        release();
+        SFAC_CUDA_TRY(cudaGetLastError());
+      }
+    }
+  }
+  ~DownloadStream() { release(); }
+  DownloadStream(const DownloadStream&) = delete;
+  DownloadStream& operator=(const DownloadStream&) = delete;
+
+  // Buffer b's launch is all queued on `compute`.
+  void written(int b, cudaStream_t compute) {
+    SFAC_CUDA_TRY(cudaEventRecord(written_[b], compute));
+  }
+  // Copies count values of buffer b's `from` to host `to` once its launch is done; returns when
+  // they are there.
+  template <typename T>
+  void download(int b, const T* from, T* to, size_t count) {
+    SFAC_CUDA_TRY(cudaStreamWaitEvent(stream_, written_[b], 0));
+    if (count > 0) {
+      SFAC_CUDA_TRY(cudaMemcpyAsync(to, from, count * sizeof(T), cudaMemcpyDeviceToHost, stream_));
+    }
+    SFAC_CUDA_TRY(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  void release() noexcept {
+    for (cudaEvent_t& e : written_) {
+      if (e != nullptr) cudaEventDestroy(e);
+      e = nullptr;
+    }
+    if (stream_ != nullptr) {
+      cudaStreamSynchronize(stream_);
+      cudaStreamDestroy(stream_);
+      stream_ = nullptr;
+    }
+  }
+
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t written_[2] = {nullptr, nullptr};
+};
 
 bool all_within(const std::vector<float>& values) {
   return std::all_of(values.begin(), values.end(),
@@ -33,7 +84,17 @@ bool all_within(const std::vector<float>& values) {
 
 }  // namespace
 
-std::unique_ptr<TwoPassTopN> TwoPassTopN::plan(const Model& model, bool exact_16bit,
+bool TwoPassTopN::folds(int64_t rank, bool bf16) {
+  return bf16 && kernels::top_n_folded_stride(rank) <= kernels::kTopNScanMaxStride;
+}
+
+int64_t TwoPassTopN::bytes_of(int64_t users, int64_t items, int64_t rank, bool bf16) {
+  return int64_t{sizeof(float)} * users +
+         (folds(rank, bf16) ? int64_t{sizeof(uint16_t)} * kernels::top_n_folded_stride(rank) * items
+                            : 0);
+}
+
+std::unique_ptr<TwoPassTopN> TwoPassTopN::plan(const Model& model, bool exact_16bit, bool bf16,
                                                cudaStream_t stream) {
   if (!all_within(model.user_factors) || !all_within(model.item_factors)) return nullptr;
   if (model.has_biases &&
@@ -55,22 +116,30 @@ std::unique_ptr<TwoPassTopN> TwoPassTopN::plan(const Model& model, bool exact_16
     if (model.has_biases) b_max = std::max(b_max, double{std::abs(model.item_bias[i])});
   }
   std::vector<float> margins(static_cast<size_t>(model.users));
+  const bool folded = folds(k, bf16);
   // The 16-bit rows differ from the factors by at most delta relative (bfloat16 rounds to
-  // nearest: 2^-9; taken twice over), so their products by delta (2 + delta). The tensor cores'
-  // sums are bounded by 2^-21 (four units of the last place) per term, the host's sequential sum
-  // by 2^-23 (two units) per term; the two additions of the bias part round each score once
-  // more (2^-21 of its parts). Each term is at most |x_t y_t|, whose sum is at most |x| |y|.
+  // nearest: 2^-9; taken twice over), so their products by delta (2 + delta). The host's
+  // sequential sum is bounded by 2^-23 (two units of the last place) per term, each term at most
+  // |x_t y_t|, whose sum is at most |x| |y|. The tensor cores' sums are bounded by 2^-21 (four
+  // units) per term of the sum of the terms' magnitudes: the products' (at most `reach`), and
+  // with folded scores also the bias's and a constant's three parts each, the constant being
+  // the offset (the sample) or the threshold (the cut less the offset, the cut within the
+  // scores' range less two margins), so at most 4 (reach + offset + bias) in all. The
+  // additions of the bias part, or of the threshold back to a survivor's score, round each
+  // score once or twice more (2^-21 of its parts).
   const double delta = exact_16bit ? 0.0 : 0x1p-8;
-  const double relative =
-      delta * (2.0 + delta) + k * 0x1p-21 * (1.0 + delta) * (1.0 + delta) + k * 0x1p-23;
+  const double relative = delta * (2.0 + delta) + k * 0x1p-23;
   for (int64_t u = 0; u < model.users; ++u) {
     const double x = norm(model.user_factors, u);
     x_mean += x / static_cast<double>(model.users);
     const double offset =
         model.has_biases ? std::abs(double{model.global_mean + model.user_bias[u]}) : 0.0;
     const double reach = x * y_max * (1.0 + delta) * (1.0 + delta) * (1.0 + k * 0x1p-20);
-    if (!(reach + offset + b_max <= kLargestScore)) return nullptr;
-    const double bound = x * y_max * relative + 0x1p-21 * (reach + offset + b_max) + 0x1p-60;
+    const double parts = reach + offset + b_max;
+    if (!(parts <= kLargestScore)) return nullptr;
+    const double sums =
+        folded ? (k + kernels::kTopNFoldedTerms) * 0x1p-21 * 4.0 * parts : k * 0x1p-21 * reach;
+    const double bound = x * y_max * relative + sums + 0x1p-21 * parts + 0x1p-60;
     margins[u] = std::nextafter(static_cast<float>(bound * (1.0 + 0x1p-20)), INFINITY);
   }
 
@@ -87,8 +156,39 @@ std::unique_ptr<TwoPassTopN> TwoPassTopN::plan(const Model& model, bool exact_16
   std::stable_sort(plan->sample_order_.begin(), plan->sample_order_.end(),
                    [&key](int32_t a, int32_t b) { return key[a] > key[b]; });
   plan->margins_ = DeviceBuffer<float>::copy_of(margins.data(), margins.size(), stream);
+  plan->rank_ = k;
+  plan->folded_ = folded;
+  int device = 0;
+  SFAC_CUDA_TRY(cudaGetDevice(&device));
+  SFAC_CUDA_TRY(cudaDeviceGetAttribute(&plan->sm_count_, cudaDevAttrMultiProcessorCount, device));
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // the host margins die at return
   return plan;
+}
+
+void TwoPassTopN::fold_items(const Model& model, const uint16_t* item_half, int64_t half_stride,
+                             cudaStream_t stream) {
+  if (!folded_) return;
+  const int64_t columns = kernels::top_n_folded_columns(rank_);
+  const int64_t stride = kernels::top_n_folded_stride(rank_);
+  const int64_t width = stride - columns;
+  // Tails [1, 1, 1, the bias's three parts, zeros] (kernels/recommend/top_n_two_pass.cuh).
+  std::vector<uint16_t> tails(static_cast<size_t>(items_ * width), 0);
+  for (int64_t i = 0; i < items_; ++i) {
+    uint16_t parts[3];
+    kernels::split_bfloat16x3(model.has_biases ? model.item_bias[i] : 0.0f, parts);
+    uint16_t* tail = tails.data() + i * width;
+    tail[0] = tail[1] = tail[2] = 0x3f80;  // bfloat16 1
+    std::copy(parts, parts + 3, tail + 3);
+  }
+  folded_items_ = DeviceBuffer<uint16_t>(static_cast<size_t>(items_ * stride), stream);
+  constexpr size_t kValue = sizeof(uint16_t);
+  SFAC_CUDA_TRY(cudaMemcpy2DAsync(folded_items_.data(), stride * kValue, item_half,
+                                  half_stride * kValue, columns * kValue, items_,
+                                  cudaMemcpyDeviceToDevice, stream));
+  SFAC_CUDA_TRY(cudaMemcpy2DAsync(folded_items_.data() + columns, stride * kValue, tails.data(),
+                                  width * kValue, width * kValue, items_, cudaMemcpyHostToDevice,
+                                  stream));
+  SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // the host tails die at return
 }
 
 int64_t TwoPassTopN::sample_size(int n) const {
@@ -110,7 +210,11 @@ bool TwoPassTopN::serves(int n) const {
 int64_t TwoPassTopN::queries_per_launch(int64_t count, int n) const {
   const int64_t fitting =
       kLaunchBytes / per_query_bytes(n, sample_size(n)) / kScanQueries * kScanQueries;
-  return std::min(count, std::max(kScanQueries, fitting));
+  // About four launches a call, so that the last launch's download, the one no launch hides,
+  // is small; each a whole number of waves of the scan's blocks (two an SM) where it can be.
+  const int64_t wave = kScanQueries * 2 * sm_count_;
+  const int64_t quarter = ((count + 3) / 4 + wave - 1) / wave * wave;
+  return std::min(count, std::max(kScanQueries, std::min(fitting, quarter)));
 }
 
 int64_t TwoPassTopN::scratch_bytes(int64_t count, int n) const {
@@ -143,17 +247,35 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
   const auto kept = static_cast<size_t>(per_launch * kernels::kTopNSurvivors);
   DeviceBuffer<uint64_t> masks(
       exclude_offsets != nullptr ? static_cast<size_t>(per_launch * words) : 0, stream);
-  DeviceBuffer<int32_t> ids(lists, stream);
-  DeviceBuffer<float> scores(lists, stream);
   DeviceBuffer<float> survivor_scores(kept, stream);
   DeviceBuffer<int32_t> survivor_ids(kept, stream);
   DeviceBuffer<int32_t> counts(static_cast<size_t>(per_launch), stream);
-  DeviceBuffer<int32_t> overflow(static_cast<size_t>(per_launch) + 1, stream);  // count first
+  // Two sets of lists: launch i writes set i % 2 while set (i - 1) % 2 downloads.
+  DeviceBuffer<int32_t> ids[2] = {{lists, stream}, {lists, stream}};
+  DeviceBuffer<float> scores[2] = {{lists, stream}, {lists, stream}};
+  DeviceBuffer<int32_t> overflow[2] = {{static_cast<size_t>(per_launch) + 1, stream},
+                                       {static_cast<size_t>(per_launch) + 1, stream}};
+  DownloadStream downloads;
 
   std::vector<int64_t> left;
-  std::vector<int32_t> overflowed;
-  for (int64_t q0 = 0; q0 < count; q0 += per_launch) {
+  std::vector<int32_t> overflowed(static_cast<size_t>(per_launch) + 1);
+  // Downloads launch (q0, m)'s lists from set b, and notes its users left to the single pass.
+  auto drain = [&](int b, int64_t q0, int64_t m) {
+    downloads.download(b, ids[b].data(), out_items + q0 * n, static_cast<size_t>(m * n));
+    downloads.download(b, scores[b].data(), out_scores + q0 * n, static_cast<size_t>(m * n));
+    downloads.download(b, overflow[b].data(), overflowed.data(), 1);
+    const int32_t overflow_count = overflowed[0];
+    if (overflow_count > 0) {
+      downloads.download(b, overflow[b].data(), overflowed.data(),
+                         static_cast<size_t>(overflow_count) + 1);
+      for (int32_t j = 1; j <= overflow_count; ++j) left.push_back(q0 + overflowed[j]);
+    }
+  };
+  int64_t last_q0 = 0, last_m = 0;
+  int last_b = 0;
+  for (int64_t q0 = 0, launch = 0; q0 < count; q0 += per_launch, ++launch) {
     const int64_t m = std::min(per_launch, count - q0);
+    const int b = static_cast<int>(launch % 2);
     if (exclude_offsets != nullptr) {
       kernels::launch_top_n_sample_masks(users + q0, m, exclude_offsets, exclude_cols,
                                          device_position.data(), sample, masks.data(), stream);
@@ -168,6 +290,8 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
     scan.stride = sides.half_stride;
     scan.query_offset = sides.user_offsets;
     scan.candidate_bias = sides.item_biases;
+    scan.folded_candidates = folded_items_.size() > 0 ? folded_items_.data() : nullptr;
+    scan.rank = rank_;
     scan.sample_ids = device_sample.data();
     scan.sample = sample;
     scan.sample_masks = exclude_offsets != nullptr ? masks.data() : nullptr;
@@ -178,7 +302,7 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
     scan.counts = counts.data();
     kernels::launch_top_n_scan(scan, stream);
 
-    SFAC_CUDA_TRY(cudaMemsetAsync(overflow.data(), 0, sizeof(int32_t), stream));
+    SFAC_CUDA_TRY(cudaMemsetAsync(overflow[b].data(), 0, sizeof(int32_t), stream));
     kernels::TopNFinishProblem finish{};
     finish.query_ids = users + q0;
     finish.queries = m;
@@ -195,22 +319,19 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
     finish.exclude_offsets = exclude_offsets;
     finish.exclude_cols = exclude_cols;
     finish.n = n;
-    finish.out_ids = ids.data();
-    finish.out_scores = scores.data();
-    finish.overflow = overflow.data() + 1;
-    finish.overflow_count = overflow.data();
+    finish.out_ids = ids[b].data();
+    finish.out_scores = scores[b].data();
+    finish.overflow = overflow[b].data() + 1;
+    finish.overflow_count = overflow[b].data();
     kernels::launch_top_n_finish(finish, stream);
+    downloads.written(b, stream);
 
-    ids.download(out_items + q0 * n, static_cast<size_t>(m * n));
-    scores.download(out_scores + q0 * n, static_cast<size_t>(m * n));
-    int32_t overflow_count = 0;
-    overflow.download(&overflow_count, 1);
-    if (overflow_count > 0) {
-      overflowed.resize(static_cast<size_t>(overflow_count) + 1);
-      overflow.download(overflowed.data(), overflowed.size());
-      for (int32_t j = 1; j <= overflow_count; ++j) left.push_back(q0 + overflowed[j]);
-    }
+    // The previous launch's lists download while this one runs; its set is written again only
+    // by the launch after this one, queued once they are here.
+    if (launch > 0) drain(last_b, last_q0, last_m);
+    last_q0 = q0, last_m = m, last_b = b;
   }
+  if (last_m > 0) drain(last_b, last_q0, last_m);
   std::sort(left.begin(), left.end());
   return left;
 }

@@ -29,14 +29,27 @@ struct TwoPassSides {
 
 class TwoPassTopN {
  public:
-  // The margins of `model`'s users, whose 16-bit rows are its factors exactly (exact_16bit) or
-  // rounded to the nearest bfloat16 value. Null where a factor or bias is not finite or so
-  // large that the bounds behind the margins may not hold (the single-pass kernels then serve).
-  static std::unique_ptr<TwoPassTopN> plan(const Model& model, bool exact_16bit,
+  // The margins of `model`'s users, whose 16-bit rows (bfloat16 or float16) are its factors
+  // exactly (exact_16bit) or rounded to the nearest bfloat16 value. Null where a factor or bias
+  // is not finite or so large that the bounds behind the margins may not hold (the single-pass
+  // kernels then serve).
+  static std::unique_ptr<TwoPassTopN> plan(const Model& model, bool exact_16bit, bool bf16,
                                            cudaStream_t stream);
+  // Bfloat16 rows of rank up to 120 fold the scores (kernels/recommend/top_n_two_pass.cuh):
+  // this copies the items' 16-bit rows (the resident copy's, half_stride values) with their
+  // tails. Nothing for other plans. Before any run().
+  void fold_items(const Model& model, const uint16_t* item_half, int64_t half_stride,
+                  cudaStream_t stream);
+  // Whether plans of this rank and 16-bit type fold the scores.
+  static bool folds(int64_t rank, bool bf16);
+  // Device bytes a plan of `users` and `items` of `rank` holds.
+  static int64_t bytes_of(int64_t users, int64_t items, int64_t rank, bool bf16);
 
-  // Device bytes this holds (the margins).
-  int64_t bytes() const { return int64_t{sizeof(float)} * static_cast<int64_t>(margins_.size()); }
+  // Device bytes this holds (the margins and folded rows).
+  int64_t bytes() const {
+    return int64_t{sizeof(float)} * static_cast<int64_t>(margins_.size()) +
+           int64_t{sizeof(uint16_t)} * static_cast<int64_t>(folded_items_.size());
+  }
   // Whether lists of n over the whole catalogue take the two passes: n small enough for the
   // finish and a sample of at most half the catalogue.
   bool serves(int n) const;
@@ -62,6 +75,10 @@ class TwoPassTopN {
   // norm): the scan's sample is a prefix, so that its cuts are high.
   std::vector<int32_t> sample_order_;
   DeviceBuffer<float> margins_;  // by user
+  int64_t rank_ = 0;
+  int sm_count_ = 1;  // of the device the plan was made on
+  bool folded_ = false;
+  DeviceBuffer<uint16_t> folded_items_;  // rows with tails, once fold_items ran
 };
 
 }  // namespace sfac::cuda

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <set>
 #include <sstream>
@@ -323,6 +324,34 @@ auto predicted(const sfac_model* cpu_model, const std::vector<int32_t>& users) {
   };
 }
 
+// The GPU's lists of `users` by the two passes against the CPU's: every row bit for bit, except
+// at most `left` rows (users the two passes left to the single pass, with more near-equal
+// scores than the scan keeps: rare on random data), which agree up to near-ties.
+void expect_two_pass_lists(const sfac_model* cpu_model, const std::vector<int32_t>& users, int n,
+                           const sfac_sparse* exclude, const TopN& gpu, int64_t left,
+                           int64_t items) {
+  const TopN cpu = top_items(cpu_model, users, n, exclude);
+  ASSERT_EQ(gpu.items.size(), cpu.items.size());
+  int64_t differing = 0;
+  std::string first;
+  for (size_t at = 0; at < cpu.items.size(); at += n) {
+    if (std::memcmp(&cpu.items[at], &gpu.items[at], n * sizeof(int32_t)) != 0 ||
+        std::memcmp(&cpu.scores[at], &gpu.scores[at], n * sizeof(float)) != 0) {
+      if (differing++ == 0) {
+        first = "row " + std::to_string(at / n) +
+                "\n  cpu: " + format_row(&cpu.items[at], &cpu.scores[at], n) +
+                "\n  gpu: " + format_row(&gpu.items[at], &gpu.scores[at], n);
+      }
+    }
+  }
+  EXPECT_LE(differing, left) << "rows the two passes listed differ from the CPU's, first " << first;
+  if (differing > 0) {
+    EXPECT_EQ(first_difference(top_items(cpu_model, users, n + 1, exclude), gpu, n, items,
+                               Tolerance{1e-5, 1e-6}, predicted(cpu_model, users)),
+              "");
+  }
+}
+
 class CudaRanking : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -518,8 +547,10 @@ TEST_F(CudaRecommend, TwoPassListsAreTheCpusBitForBit) {
                        << " biases " << biases << " n " << n << " exclude " << exclude);
           const sfac_sparse* e_cpu = exclude ? excluded.cpu.get() : nullptr;
           const sfac_sparse* e_gpu = exclude ? excluded.gpu.get() : nullptr;
-          expect_identical(top_items(m.cpu.get(), users, n, e_cpu),
-                           top_items(m.gpu.get(), users, n, e_gpu), n);
+          const TwoPassCounts call = TwoPassCounts::now();
+          const TopN got = top_items(m.gpu.get(), users, n, e_gpu);
+          expect_two_pass_lists(m.cpu.get(), users, n, e_cpu, got,
+                                TwoPassCounts::now().left - call.left, s.items);
           EXPECT_EQ(first_difference(top_items(m.cpu.get(), saw_most, n + 1, e_cpu),
                                      top_items(m.gpu.get(), saw_most, n, e_gpu), n, s.items,
                                      Tolerance{1e-5, 1e-6}, predicted(m.cpu.get(), saw_most)),
@@ -534,6 +565,69 @@ TEST_F(CudaRecommend, TwoPassListsAreTheCpusBitForBit) {
   EXPECT_EQ(listed + left, asked) << "every call here is one the two passes serve";
   EXPECT_GE(left, 5 * 2 * 2) << "the user who saw most items, with exclusions, n > 5";
   EXPECT_GT(listed, asked * 9 / 10);
+}
+
+// More users than one launch of the two passes takes (launches of whole waves of the scan's
+// blocks, about a quarter of the users each: 40,000 users are two or more launches on any
+// device of up to 148 SMs, whose lists download while the next launch runs): every launch's
+// lists land in their rows, the users left to the single pass counted in the right launch.
+TEST_F(CudaRecommend, TwoPassListsOfManyLaunches) {
+  const KernelChoice kernel(Kernels::kAny);
+  const Shape s{40000, 2000, 8};
+  ModelState d = gaussian_data(rng, s, true);
+  for (auto* v : {&d.x, &d.y}) {
+    for (float& x : *v) x = round_16bit(x, true);
+  }
+  const Both<Model> m = models(d);
+  ASSERT_TRUE(m.cpu && m.gpu);
+  const Both<Sparse> excluded = matrices(seen_items(rng, s, 5, 7));
+  std::vector<int32_t> users(static_cast<size_t>(s.users));
+  std::iota(users.begin(), users.end(), 0);
+  std::shuffle(users.begin(), users.end(), rng);
+  const TwoPassCounts before = TwoPassCounts::now();
+  const TopN got = top_items(m.gpu.get(), users, 10, excluded.gpu.get());
+  const TwoPassCounts after = TwoPassCounts::now();
+  EXPECT_EQ(after.listed + after.left - before.listed - before.left, s.users);
+  EXPECT_GE(after.left - before.left, 1) << "user 7 saw every item: fewer than n unseen";
+  expect_two_pass_lists(m.cpu.get(), users, 10, excluded.cpu.get(), got, after.left - before.left,
+                        s.items);
+}
+
+// Offsets and biases far larger than the dot products (a mean of 5,000, biases of a few hundred,
+// user biases of either sign): the scan's folded scores carry them and the cut through the
+// tensor cores' sums in bfloat16 parts, and the lists are still the CPU's bit for bit, from the
+// two passes, on float32 (rounded rows) and bfloat16 factors at ranks that fold with a tail of
+// 8 values (100) and of 16 (8).
+TEST_F(CudaRecommend, TwoPassFoldedScoresHoldWithLargeBiases) {
+  const KernelChoice kernel(Kernels::kAny);
+  for (const Shape s : {Shape{300, 5000, 100}, Shape{300, 5000, 8}}) {
+    for (const bool bf16 : {false, true}) {
+      ModelState d = gaussian_data(rng, s, true);
+      d.mean += 5000.0f;
+      for (auto* v : {&d.user_bias, &d.item_bias}) {
+        for (float& b : *v) b *= 1000.0f;
+      }
+      if (bf16) {
+        for (auto* v : {&d.x, &d.y}) {
+          for (float& x : *v) x = round_16bit(x, true);
+        }
+      }
+      const Both<Model> m = models(d);
+      ASSERT_TRUE(m.cpu && m.gpu);
+      const Both<Sparse> excluded = matrices(seen_items(rng, s, 0, -1));
+      const std::vector<int32_t> users = random_ids(rng, 200, s.users);
+      for (const bool exclude : {false, true}) {
+        SCOPED_TRACE(testing::Message()
+                     << "rank " << s.rank << " bf16 " << bf16 << " exclude " << exclude);
+        const TwoPassCounts before = TwoPassCounts::now();
+        expect_identical(top_items(m.cpu.get(), users, 10, exclude ? excluded.cpu.get() : nullptr),
+                         top_items(m.gpu.get(), users, 10, exclude ? excluded.gpu.get() : nullptr),
+                         10);
+        const TwoPassCounts after = TwoPassCounts::now();
+        EXPECT_EQ(after.listed - before.listed, static_cast<int64_t>(users.size()));
+      }
+    }
+  }
 }
 
 // Users with more near-equal scores than the scan keeps (half the catalogue repeats one item,
@@ -564,15 +658,16 @@ TEST_F(CudaRecommend, TwoPassLeavesUsersWithManyTiesToTheSinglePass) {
 
 // A device memory limit that holds the model and a single-pass call but not the two passes'
 // survivors: the call takes the single pass (lists equal up to near-ties); with room, the two
-// passes (bit for bit). The copy is 6,300 rows of 32 floats and of 32 16-bit values plus a margin
-// a user (1,210,800 bytes); 100 users' single pass needs 8.4 KB, their two passes over 400 KB.
+// passes (bit for bit). The copy is 6,300 rows of 32 floats and of 32 16-bit values, the items'
+// 16-bit rows again with their tails (the scan's folded scores: 32 values) and a margin a user
+// (1,594,800 bytes); 100 users' single pass needs 8.4 KB, their two passes over 400 KB.
 TEST_F(CudaRecommend, TwoPassGivesWayToTheSinglePassUnderALimit) {
   const KernelChoice kernel(Kernels::kAny);
   const Shape s{300, 6000, 24};
   const Both<Model> m = models(gaussian_data(rng, s, false));
   ASSERT_TRUE(m.cpu && m.gpu);
   const std::vector<int32_t> users = random_ids(rng, 100, s.users);
-  for (const int64_t limit : {int64_t{1300000}, int64_t{4} << 20}) {
+  for (const int64_t limit : {int64_t{1650000}, int64_t{4} << 20}) {
     SCOPED_TRACE(testing::Message() << "limit " << limit);
     SFAC_ASSERT_OK(sfac_context_set_device_memory_limit(gpu.get(), limit));
     const TwoPassCounts before = TwoPassCounts::now();

@@ -6,7 +6,11 @@
 // scores of a query with the query's fixed cut and looks at single scores only where that
 // passes; survivors take a slot by a shared-memory counter and go straight to global memory.
 // 128 queries a block halve the candidate rows each block reads (from L2) against 64.
+// With folded scores (bfloat16 rows, top_n_two_pass.cuh) the rows' tails make the tensor cores
+// add the bias part and subtract the cut, which leaves a score's pass bit one shift from its
+// accumulator: no additions or comparisons a score.
 #include <cmath>
+#include <stdexcept>
 #include <type_traits>
 
 #include "cuda/cuda_check.h"
@@ -38,7 +42,23 @@ size_t shared_bytes(int64_t stride) {
          + stage_bytes(stride)               // candidate rows, two buffers
          + sizeof(float) * 2 * kTile         // their biases
          + sizeof(int32_t) * kQueries        // survivor counts
-         + sizeof(float) * kQueries;         // cuts
+         + sizeof(float) * kQueries          // cuts
+         + sizeof(uint32_t) * kQueries;      // folded scores: which candidates may pass
+}
+
+// The staged rows' values: with folded scores their columns and tails.
+int64_t scan_stride(const TopNScanProblem& p) {
+  return p.folded_candidates != nullptr ? top_n_folded_stride(p.rank) : p.stride;
+}
+
+// A query's tail (top_n_two_pass.cuh): c's three parts, then ones where `ones`, zeros after.
+__device__ __forceinline__ void store_query_tail(uint16_t* tail, int values, float c, bool ones) {
+  uint16_t parts[3];
+  split_bfloat16x3(c, parts);
+  const uint32_t one = ones ? 0x3f80u : 0u;  // bfloat16 1
+  *reinterpret_cast<uint4*>(tail) =
+      make_uint4(parts[0] | uint32_t{parts[1]} << 16, parts[2] | one << 16, one | one << 16, 0u);
+  if (values > 8) *reinterpret_cast<uint4*>(tail + 8) = make_uint4(0u, 0u, 0u, 0u);
 }
 
 // acc[bit / 2][2 h + bit % 2] for a bit known only at run time: a tree of selects on the bits
@@ -54,17 +74,22 @@ __device__ __forceinline__ float select16(const float (&acc)[8][4], int h, int b
   return (bit & 8) ? e[1] : e[0];
 }
 
-template <bool kBf16, bool kBias>
+// kFold: folded scores (kBf16 only; kBias is then unused: the tails hold the bias part).
+template <bool kBf16, bool kBias, bool kFold>
 __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem p) {
+  static_assert(kBf16 || !kFold, "folded scores need bfloat16 rows");
   extern __shared__ __align__(16) unsigned char smem[];
-  const int stride = static_cast<int>(p.stride);
+  const int stride = static_cast<int>(kFold ? top_n_folded_stride(p.rank) : p.stride);
+  // Values a staged row takes from the factors (the rest is the tail).
+  const int columns = static_cast<int>(kFold ? top_n_folded_columns(p.rank) : p.stride);
   const int lead = stride + kPad;
   auto* query_rows = reinterpret_cast<uint16_t*>(smem);
   uint16_t* stage = query_rows + kQueries * lead;
   auto* tile_bias =
-      reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(stage) + stage_bytes(p.stride));
+      reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(stage) + stage_bytes(stride));
   auto* counts = reinterpret_cast<int*>(tile_bias + 2 * kTile);
   auto* cuts = reinterpret_cast<float*>(counts + kQueries);
+  auto* rules = reinterpret_cast<uint32_t*>(cuts + kQueries);
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
@@ -78,13 +103,13 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t q = first_query + warp_query + 16 * mb + g + 8 * h;
-      offset[mb][h] = kBias && q < p.queries ? p.query_offset[p.query_ids[q]] : 0.0f;
+      offset[mb][h] = !kFold && kBias && q < p.queries ? p.query_offset[p.query_ids[q]] : 0.0f;
     }
   }
   if (tid < kQueries) counts[tid] = 0;
 
   // The query rows, once, in their own commit group (waited for with the first tile's).
-  const int pieces = stride / 8;  // 16-byte pieces a row
+  const int pieces = columns / 8;  // 16-byte pieces a row takes from the factors
   for (int piece = tid; piece < kQueries * pieces; piece += kThreads) {
     const int row = piece / pieces, part = piece % pieces;
     const int64_t q = first_query + row;
@@ -93,22 +118,31 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
                        p.query_factors + id * p.stride + 8 * part, q < p.queries);
   }
   detail::cp_async_commit();
+  // Folded: the sample's query tails add the offsets (zero rows for queries past the last).
+  if (kFold && tid < kQueries) {
+    const int64_t q = first_query + tid;
+    const float o =
+        q < p.queries && p.query_offset != nullptr ? p.query_offset[p.query_ids[q]] : 0.0f;
+    store_query_tail(query_rows + tid * lead + columns, stride - columns, o, q < p.queries);
+  }
 
   // Stages tile s of a walk over `count` candidates (sample: ids sample_ids[c], else c) into
   // buffer `slot`: two threads a candidate row (alternate pieces), rows past the candidates
   // zeros, and the tile's biases.
   const int row_bytes = stride * 2;
+  const auto* candidates =
+      reinterpret_cast<const char*>(kFold ? p.folded_candidates : p.candidate_factors);
   auto issue = [&](bool sample, int64_t count, int64_t s, int slot) {
     const int row = tid >> 1;
     const int64_t c = s * kTile + row;
     const bool valid = c < count;
     const int64_t id = !valid ? 0 : sample ? p.sample_ids[c] : c;
-    const char* from = reinterpret_cast<const char*>(p.candidate_factors) + id * row_bytes;
+    const char* from = candidates + id * row_bytes;
     char* to = reinterpret_cast<char*>(stage + (slot * kTile + row) * lead);
     for (int at = (tid & 1) * 16; at < row_bytes; at += 32) {
       detail::cp_async16(to + at, from + at, valid);
     }
-    if (kBias && tid < kTile) {
+    if (kBias && !kFold && tid < kTile) {
       const int64_t cb = s * kTile + tid;
       const bool valid_b = cb < count;
       const int64_t id_b = !valid_b ? 0 : sample ? p.sample_ids[cb] : cb;
@@ -160,14 +194,14 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
         }
       };
       k_step(0, std::true_type{});
-#pragma unroll 2
+#pragma unroll(kFold ? 1 : 2)
       for (int kk = 16; kk < stride; kk += 16) k_step(kk, std::false_type{});
 
       // The thread's 16 candidates (columns 8 nt + 2 t + j of the warp's 64) and their biases.
       float bias[8][2];
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
-        if constexpr (kBias) {
+        if constexpr (kBias && !kFold) {
           const float2 b2 = *reinterpret_cast<const float2*>(tile_bias + slot * kTile + warp_cand +
                                                              8 * nt + 2 * t);
           bias[nt][0] = b2.x;
@@ -180,9 +214,10 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
       __syncthreads();  // every warp is done with this slot before it is staged again
     }
   };
-  // The score as the host forms it from a dot product: dot + (offset + bias).
+  // The score as the host forms it from a dot product: dot + (offset + bias); folded, the
+  // accumulator holds it.
   auto score = [&](float dot, float offset_q, float bias_c) {
-    return kBias ? dot + (offset_q + bias_c) : dot;
+    return kBias && !kFold ? dot + (offset_q + bias_c) : dot;
   };
 
   // 1. The sample: each thread keeps, per query, the four best scores of its candidates that
@@ -259,21 +294,42 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
       nth = v;
     }
     const int64_t q = first_query + tid;
-    cuts[tid] = q >= p.queries     ? INFINITY
-                : nth == -INFINITY ? -INFINITY
-                                   : __fsub_rd(nth, 2.0f * p.margins[p.query_ids[q]]);
+    const float cut = q >= p.queries     ? INFINITY
+                      : nth == -INFINITY ? -INFINITY
+                                         : __fsub_rd(nth, 2.0f * p.margins[p.query_ids[q]]);
+    cuts[tid] = cut;
+    if constexpr (kFold) {
+      // The scan's query tail holds minus the threshold t = cut - offset (rounded down), so an
+      // accumulator is x y + b - t: not negative for a candidate that reaches the cut, up to
+      // the rounding the margins bound. cuts[] becomes t + offset, which turns a survivor's
+      // accumulator back into its score. Rule bits 0-15: pass whatever the accumulator; bits
+      // 16-31: may pass.
+      uint32_t rule = 0;
+      if (q < p.queries && cut == -INFINITY) {
+        rule = 0xffffffffu;  // the sample's tail stays: accumulators are scores
+        cuts[tid] = 0.0f;
+      } else if (q < p.queries) {
+        const float o = p.query_offset != nullptr ? p.query_offset[p.query_ids[q]] : 0.0f;
+        const float threshold = __fsub_rd(cut, o);
+        store_query_tail(query_rows + tid * lead + columns, stride - columns, -threshold, true);
+        cuts[tid] = threshold + o;
+        rule = 0xffff0000u;
+      }
+      rules[tid] = rule;
+    }
   }
   __syncthreads();
+  // Folded, the cuts and rules stay in shared memory (registers hold the accumulators).
   float cut[2][2];
 #pragma unroll
   for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) cut[mb][h] = cuts[warp_query + 16 * mb + g + 8 * h];
+    for (int h = 0; h < 2; ++h) cut[mb][h] = kFold ? 0.0f : cuts[warp_query + 16 * mb + g + 8 * h];
   }
 
   // 2. Every candidate against the cuts. A score v reaches cut exactly when the difference from
   // the float just below the cut is negative: its sign bit, shifted in, is the pass bit (two
-  // instructions a score).
+  // instructions a score). Folded, the accumulator's own sign bit is the fail bit.
   float below[2][2];
 #pragma unroll
   for (int mb = 0; mb < 2; ++mb) {
@@ -282,19 +338,38 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
   }
   walk(false, p.candidates, [&](int64_t s, float (&acc)[2][8][4], float (&bias)[8][2]) {
     const int c0 = static_cast<int>(s * kTile) + warp_cand + 2 * t;
+    // Folded: the four queries' pass words first, four independent chains (bit 2 nt + j:
+    // candidate (nt, j) passes).
+    uint32_t words[2][2] = {};
+    if constexpr (kFold) {
+#pragma unroll
+      for (int mb = 0; mb < 2; ++mb) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          uint32_t fails = 0;
+#pragma unroll
+          for (int k = 15; k >= 0; --k) {
+            fails = (fails << 1) | (__float_as_uint(acc[mb][k >> 1][2 * h + (k & 1)]) >> 31);
+          }
+          const uint32_t rule = rules[warp_query + 16 * mb + g + 8 * h];
+          words[mb][h] = (~fails | rule) & (rule >> 16);
+        }
+      }
+    }
 #pragma unroll
     for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        // The scores replace their dot products; bit 2 nt + j of `passed`: candidate (nt, j)
-        // reaches the cut. Only the few set bits cost more.
-        uint32_t passed = 0;
+        // Unfolded, the scores replace their dot products. Only the few set bits cost more.
+        uint32_t passed = words[mb][h];
+        if constexpr (!kFold) {
 #pragma unroll
-        for (int k = 15; k >= 0; --k) {
-          const int nt = k >> 1, j = k & 1;
-          float& v = acc[mb][nt][2 * h + j];
-          v = score(v, offset[mb][h], bias[nt][j]);
-          passed = (passed << 1) | (__float_as_uint(below[mb][h] - v) >> 31);
+          for (int k = 15; k >= 0; --k) {
+            const int nt = k >> 1, j = k & 1;
+            float& v = acc[mb][nt][2 * h + j];
+            v = score(v, offset[mb][h], bias[nt][j]);
+            passed = (passed << 1) | (__float_as_uint(below[mb][h] - v) >> 31);
+          }
         }
         if (passed == 0) continue;
         const int row = warp_query + 16 * mb + g + 8 * h;
@@ -304,7 +379,7 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
           passed &= passed - 1;
           const int c = c0 + 8 * (bit >> 1) + (bit & 1);
           if (c >= p.candidates) continue;
-          const float v = select16(acc[mb], h, bit);
+          const float v = kFold ? select16(acc[mb], h, bit) + cuts[row] : select16(acc[mb], h, bit);
           const int slot_q = atomicAdd(&counts[row], 1);
           if (slot_q < kTopNSurvivors) {
             const int at = q * kTopNSurvivors + slot_q;  // < 2^31: launches are bounded
@@ -320,14 +395,14 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
   if (tid < kQueries && first_query + tid < p.queries) p.counts[first_query + tid] = counts[tid];
 }
 
-template <bool kBf16, bool kBias>
+template <bool kBf16, bool kBias, bool kFold = false>
 void launch_with(const TopNScanProblem& problem, cudaStream_t stream) {
-  const size_t bytes = shared_bytes(problem.stride);
-  SFAC_CUDA_TRY(cudaFuncSetAttribute(top_n_scan_kernel<kBf16, kBias>,
+  const size_t bytes = shared_bytes(scan_stride(problem));
+  SFAC_CUDA_TRY(cudaFuncSetAttribute(top_n_scan_kernel<kBf16, kBias, kFold>,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(bytes)));
   const auto blocks = static_cast<unsigned>((problem.queries + kQueries - 1) / kQueries);
-  top_n_scan_kernel<kBf16, kBias><<<blocks, kThreads, bytes, stream>>>(problem);
+  top_n_scan_kernel<kBf16, kBias, kFold><<<blocks, kThreads, bytes, stream>>>(problem);
 }
 
 __global__ void sample_masks_kernel(const int32_t* query_ids, int64_t queries,
@@ -364,7 +439,12 @@ void launch_top_n_sample_masks(const int32_t* query_ids, int64_t queries,
 void launch_top_n_scan(const TopNScanProblem& problem, cudaStream_t stream) {
   if (problem.queries <= 0) return;
   const bool bias = problem.query_offset != nullptr && problem.candidate_bias != nullptr;
-  if (problem.bf16) {
+  if (problem.folded_candidates != nullptr) {
+    if (!problem.bf16 || top_n_folded_stride(problem.rank) > kTopNScanMaxStride) {
+      throw std::invalid_argument("top-n scan: folded scores need bfloat16 rows of rank <= 120");
+    }
+    launch_with<true, false, true>(problem, stream);
+  } else if (problem.bf16) {
     bias ? launch_with<true, true>(problem, stream) : launch_with<true, false>(problem, stream);
   } else {
     bias ? launch_with<false, true>(problem, stream) : launch_with<false, false>(problem, stream);

@@ -23,6 +23,49 @@ constexpr int kTopNTwoPassMaxN = 32;
 // The longest 16-bit rows the scan takes (whole rows are staged in shared memory).
 constexpr int64_t kTopNScanMaxStride = 128;
 
+// Folded scores (bfloat16 rows): a tail of 16-bit columns after each row makes the tensor cores
+// add the bias part and subtract the cut with the products, so that a score's pass bit is the
+// sign of its accumulator. A candidate's tail is [1, 1, 1, b0, b1, b2, 0 ...] with b0 + b1 + b2
+// its bias exactly (three bfloat16 values hold a float's 24 bits); a query's is
+// [c0, c1, c2, 1, 1, 1, 0 ...] with c its offset (the sample) or minus its threshold (the scan).
+// Tails start after the rank rounded up to 8 and end at a multiple of 16: 8 or 16 values.
+constexpr int64_t kTopNFoldedTerms = 6;  // tail values that are not zero
+__host__ __device__ inline int64_t top_n_folded_columns(int64_t rank) { return (rank + 7) / 8 * 8; }
+__host__ __device__ inline int64_t top_n_folded_stride(int64_t rank) {
+  return (top_n_folded_columns(rank) + 8 + 15) / 16 * 16;
+}
+
+// The bfloat16 value nearest to finite x (ties to even), as its bits.
+__host__ __device__ inline uint16_t bfloat16_bits(float x) {
+  uint32_t bits;
+#ifdef __CUDA_ARCH__
+  bits = __float_as_uint(x);
+#else
+  __builtin_memcpy(&bits, &x, sizeof bits);
+#endif
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+__host__ __device__ inline float bfloat16_value(uint16_t h) {
+  const uint32_t bits = uint32_t{h} << 16;
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(bits);
+#else
+  float x;
+  __builtin_memcpy(&x, &bits, sizeof x);
+  return x;
+#endif
+}
+
+// Finite x as x = parts[0] + parts[1] + parts[2] exactly (each rounding leaves a remainder of at
+// most 16, then 8 significant bits; only remainders below float's normal range are lost).
+__host__ __device__ inline void split_bfloat16x3(float x, uint16_t (&parts)[3]) {
+  parts[0] = bfloat16_bits(x);
+  const float rest = x - bfloat16_value(parts[0]);
+  parts[1] = bfloat16_bits(rest);
+  parts[2] = bfloat16_bits(rest - bfloat16_value(parts[1]));
+}
+
 // masks[q][0 .. (sample + 63) / 64): bit j set where query q (id query_ids[q]) excludes the
 // candidate at sample position j (sample_position: by candidate id, -1 outside the sample).
 void launch_top_n_sample_masks(const int32_t* query_ids, int64_t queries,
@@ -44,6 +87,11 @@ struct TopNScanProblem {
   // Score: dot + (query_offset[query id] + candidate_bias[c]) where both are given, else dot.
   const float* query_offset;
   const float* candidate_bias;
+  // Folded scores (bf16 only; null: not folded): the candidates' rows of
+  // top_n_folded_stride(rank) values, their tails after column top_n_folded_columns(rank) (see
+  // above). The scan then reads these instead of candidate_factors and candidate_bias.
+  const uint16_t* folded_candidates;
+  int64_t rank;
   // The sample (candidate ids, any order) and the exclusions within it (as
   // launch_top_n_sample_masks makes them; null: none).
   const int32_t* sample_ids;
