@@ -22,6 +22,10 @@
 #include "model_queries.h"
 #include "sfac_test.h"
 
+#ifdef SFAC_TEST_CUDART
+#include "cuda/kernels/recommend/top_n_two_pass.cuh"
+#endif
+
 using namespace sfac_test;
 
 namespace {
@@ -592,6 +596,34 @@ TEST_F(CudaRecommend, TwoPassListsOfManyLaunches) {
   expect_two_pass_lists(m.cpu.get(), users, 10, excluded.cpu.get(), got, after.left - before.left,
                         s.items);
 }
+
+#ifdef SFAC_TEST_CUDART
+// What folded scores rest on, checked on the host (no device needed): the bfloat16 rounding is
+// to nearest, ties to even, and three bfloat16 parts hold a float exactly wherever the parts
+// stay in float's normal range (magnitudes from 2^-110 to 2^127), signed zeros included.
+TEST(TopNFoldedTails, ThreeBfloat16PartsHoldAFloatExactly) {
+  std::mt19937_64 g(test_seed() + 3);
+  std::uniform_int_distribution<int> exponent(-110, 120);
+  std::uniform_int_distribution<uint32_t> mantissa(0, (1u << 24) - 1);
+  std::vector<float> values = {0.0f,          -0.0f,         1.0f,        -1.0f,
+                               0x1.fffffep0f, 0x1.000002p0f, 0x1.00ffp0f, 0x1.0180p0f,
+                               0x1.0080p0f,   0x1p100f,      -5000.125f};
+  for (int i = 0; i < 200000; ++i) {
+    const float m = static_cast<float>(mantissa(g) | (1u << 23)) * 0x1p-23f;  // [1, 2)
+    values.push_back((g() & 1 ? -1.0f : 1.0f) * std::ldexp(m, exponent(g)));
+  }
+  for (const float x : values) {
+    uint16_t parts[3];
+    sfac::cuda::kernels::split_bfloat16x3(x, parts);
+    double sum = 0.0;
+    for (const uint16_t part : parts) sum += sfac::cuda::kernels::bfloat16_value(part);
+    ASSERT_EQ(sum, static_cast<double>(x)) << std::hexfloat << x;
+    ASSERT_EQ(sfac::cuda::kernels::bfloat16_value(sfac::cuda::kernels::bfloat16_bits(x)),
+              round_16bit(x, true))
+        << std::hexfloat << x;
+  }
+}
+#endif
 
 // Offsets and biases far larger than the dot products (a mean of 5,000, biases of a few hundred,
 // user biases of either sign): the scan's folded scores carry them and the cut through the
