@@ -35,9 +35,10 @@ class DownloadStream {
   DownloadStream() {
     SFAC_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     for (cudaEvent_t& e : written_) {
-      if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
-        release();
-        SFAC_CUDA_TRY(cudaGetLastError());
+      const cudaError_t made = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+      if (made != cudaSuccess) {
+        release();  // the constructor throws: no destructor runs
+        SFAC_CUDA_TRY(made);
       }
     }
   }
