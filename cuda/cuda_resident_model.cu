@@ -7,6 +7,7 @@
 
 #include "core/fault_hooks.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_dense.h"
 #include "cuda/cuda_resident_model.h"
 #include "cuda/cuda_sparse.h"
 #include "cuda/kernels/als/als_kernels.cuh"
@@ -53,23 +54,16 @@ int exact_16bit_type(const std::vector<float>& a, const std::vector<float>& b) {
   return 0;
 }
 
-// rows x rank host floats as rows x stride 16-bit device values, zero past the rank: each float
-// exactly a 16-bit value, or (round) rounded to the nearest bfloat16 value, ties to even.
+// rows x rank host floats as rows x stride 16-bit device values, zero past the rank, each
+// rounded to the nearest bfloat16 (bf16) or float16 value, ties to even (a float that is exactly
+// such a value stays itself).
 DeviceBuffer<uint16_t> upload_16bit(const std::vector<float>& host, int64_t rows, int64_t rank,
-                                    int64_t stride, bool bf16, bool round, cudaStream_t stream) {
+                                    int64_t stride, bool bf16, cudaStream_t stream) {
+  const sfac_dtype dtype = bf16 ? SFAC_DTYPE_BFLOAT16 : SFAC_DTYPE_FLOAT16;
   std::vector<uint16_t> bits(static_cast<size_t>(rows * stride), 0);
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t t = 0; t < rank; ++t) {
-      const float x = host[r * rank + t];
-      if (bf16) {
-        uint32_t word;
-        std::memcpy(&word, &x, sizeof word);
-        if (round) word += 0x7fffu + ((word >> 16) & 1u);  // finite values only (checked)
-        bits[r * stride + t] = static_cast<uint16_t>(word >> 16);
-      } else {
-        bits[r * stride + t] = static_cast<__half_raw>(__float2half_rn(x)).x;
-      }
-    }
+    for (int64_t t = 0; t < rank; ++t)
+      bits[r * stride + t] = to_half_bits(host[r * rank + t], dtype);
   }
   auto device = DeviceBuffer<uint16_t>::copy_of(bits.data(), bits.size(), stream);
   SFAC_CUDA_TRY(cudaStreamSynchronize(stream));  // the host copy dies at return
@@ -153,11 +147,10 @@ CudaResidentModel::CudaResidentModel(std::shared_ptr<const CudaBackend> backend,
     half_exact_ = type != 0;
     half_bf16_ = type != 2;  // rounded rows are bfloat16
     half_stride_ = half_stride;
-    const bool round = type == 0;
-    user_half_ = upload_16bit(model.user_factors, users_, model.rank, half_stride_, half_bf16_,
-                              round, stream);
-    item_half_ = upload_16bit(model.item_factors, items_, model.rank, half_stride_, half_bf16_,
-                              round, stream);
+    user_half_ =
+        upload_16bit(model.user_factors, users_, model.rank, half_stride_, half_bf16_, stream);
+    item_half_ =
+        upload_16bit(model.item_factors, items_, model.rank, half_stride_, half_bf16_, stream);
     if (two_pass_) two_pass_->fold_items(model, item_half_.data(), half_stride_, stream);
   }
   bytes_ = float_bytes + (half_ ? half_bytes : 0) + (two_pass_ ? two_pass_->bytes() : 0);

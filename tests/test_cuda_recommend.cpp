@@ -616,11 +616,13 @@ TEST(TopNFoldedTails, ThreeBfloat16PartsHoldAFloatExactly) {
     uint16_t parts[3];
     sfac::cuda::kernels::split_bfloat16x3(x, parts);
     double sum = 0.0;
-    for (const uint16_t part : parts) sum += sfac::cuda::kernels::bfloat16_value(part);
+    for (const uint16_t part : parts) {
+      __nv_bfloat16_raw raw;
+      raw.x = part;
+      sum += __bfloat162float(__nv_bfloat16(raw));
+    }
     ASSERT_EQ(sum, static_cast<double>(x)) << std::hexfloat << x;
-    ASSERT_EQ(sfac::cuda::kernels::bfloat16_value(sfac::cuda::kernels::bfloat16_bits(x)),
-              round_16bit(x, true))
-        << std::hexfloat << x;
+    ASSERT_EQ(__bfloat162float(__float2bfloat16_rn(x)), round_16bit(x, true)) << std::hexfloat << x;
   }
 }
 #endif

@@ -9,6 +9,7 @@
 // are always the exact ones.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -35,35 +36,16 @@ __host__ __device__ inline int64_t top_n_folded_stride(int64_t rank) {
   return (top_n_folded_columns(rank) + 8 + 15) / 16 * 16;
 }
 
-// The bfloat16 value nearest to finite x (ties to even), as its bits.
-__host__ __device__ inline uint16_t bfloat16_bits(float x) {
-  uint32_t bits;
-#ifdef __CUDA_ARCH__
-  bits = __float_as_uint(x);
-#else
-  __builtin_memcpy(&bits, &x, sizeof bits);
-#endif
-  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
-__host__ __device__ inline float bfloat16_value(uint16_t h) {
-  const uint32_t bits = uint32_t{h} << 16;
-#ifdef __CUDA_ARCH__
-  return __uint_as_float(bits);
-#else
-  float x;
-  __builtin_memcpy(&x, &bits, sizeof x);
-  return x;
-#endif
-}
-
-// Finite x as x = parts[0] + parts[1] + parts[2] exactly (each rounding leaves a remainder of at
-// most 16, then 8 significant bits; only remainders below float's normal range are lost).
+// Finite x as x = parts[0] + parts[1] + parts[2] exactly, as bfloat16 bits (each rounding to
+// nearest leaves a remainder of at most 16, then 8 significant bits; only remainders below
+// float's normal range are lost).
 __host__ __device__ inline void split_bfloat16x3(float x, uint16_t (&parts)[3]) {
-  parts[0] = bfloat16_bits(x);
-  const float rest = x - bfloat16_value(parts[0]);
-  parts[1] = bfloat16_bits(rest);
-  parts[2] = bfloat16_bits(rest - bfloat16_value(parts[1]));
+  float rest = x;
+  for (uint16_t& part : parts) {
+    const __nv_bfloat16 rounded = __float2bfloat16_rn(rest);
+    part = static_cast<__nv_bfloat16_raw>(rounded).x;
+    rest -= __bfloat162float(rounded);
+  }
 }
 
 // masks[q][0 .. (sample + 63) / 64): bit j set where query q (id query_ids[q]) excludes the
