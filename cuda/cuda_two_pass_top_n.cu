@@ -2,6 +2,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/fault_hooks.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_two_pass_top_n.h"
 #include "cuda/kernels/recommend/top_n_two_pass.cuh"
@@ -159,6 +160,7 @@ std::unique_ptr<TwoPassTopN> TwoPassTopN::plan(const Model& model, bool exact_16
   plan->margins_ = DeviceBuffer<float>::copy_of(margins.data(), margins.size(), stream);
   plan->rank_ = k;
   plan->folded_ = folded;
+  plan->warpgroup_ = folded && kernels::top_n_scan_warpgroup_available();
   int device = 0;
   SFAC_CUDA_TRY(cudaGetDevice(&device));
   SFAC_CUDA_TRY(cudaDeviceGetAttribute(&plan->sm_count_, cudaDevAttrMultiProcessorCount, device));
@@ -274,8 +276,13 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
   };
   int64_t last_q0 = 0, last_m = 0;
   int last_b = 0;
-  for (int64_t q0 = 0, launch = 0; q0 < count; q0 += per_launch, ++launch) {
-    const int64_t m = std::min(per_launch, count - q0);
+  // The last launch's download is the one no launch hides: a call of several launches ends
+  // with one of a single wave of the scan's blocks.
+  const int64_t wave = kScanQueries * 2 * sm_count_;
+  for (int64_t q0 = 0, m = 0, launch = 0; q0 < count; q0 += m, ++launch) {
+    const int64_t rest = count - q0;
+    m = std::min(per_launch, rest);
+    if (launch > 0 && m == rest && rest > wave && per_launch > wave) m = rest - wave;
     const int b = static_cast<int>(launch % 2);
     if (exclude_offsets != nullptr) {
       kernels::launch_top_n_sample_masks(users + q0, m, exclude_offsets, exclude_cols,
@@ -301,7 +308,9 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
     scan.survivor_scores = survivor_scores.data();
     scan.survivor_ids = survivor_ids.data();
     scan.counts = counts.data();
+    scan.warpgroup = warpgroup_ && testing::warpgroup_top_n_scan_allowed();
     kernels::launch_top_n_scan(scan, stream);
+    if (scan.warpgroup) testing::count_warpgroup_top_n_scan();
 
     SFAC_CUDA_TRY(cudaMemsetAsync(overflow[b].data(), 0, sizeof(int32_t), stream));
     kernels::TopNFinishProblem finish{};

@@ -78,6 +78,7 @@ class TwoPassTopN {
   int64_t rank_ = 0;
   int sm_count_ = 1;  // of the device the plan was made on
   bool folded_ = false;
+  bool warpgroup_ = false;  // the folded scan may use warpgroup mma on the plan's device
   DeviceBuffer<uint16_t> folded_items_;  // rows with tails, once fold_items ran
 };
 

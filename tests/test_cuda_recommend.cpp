@@ -158,6 +158,43 @@ class Float32KernelOnly {
   KernelChoice choice_;
 };
 
+// Whether the two passes' scan may use warpgroup mma (compute capability 9.0) in its scope; the
+// warp-mma scan of other devices otherwise. Checks on leaving that the warpgroup scan ran
+// exactly where it was allowed on such a device (the scope's calls fold scores: bfloat16 rows
+// of rank <= 120).
+class WarpgroupScan {
+ public:
+  explicit WarpgroupScan(bool allow)
+      : allow_(allow),
+        before_(sfac_testing_allow_warpgroup_top_n_scan(allow ? 1 : 0)),
+        launches_(sfac_testing_warpgroup_top_n_scans()) {}
+  ~WarpgroupScan() {
+    sfac_testing_allow_warpgroup_top_n_scan(before_);
+    const bool ran = sfac_testing_warpgroup_top_n_scans() > launches_;
+    EXPECT_EQ(ran, allow_ && compute_9_0()) << "warpgroup scan allowed: " << allow_;
+  }
+  WarpgroupScan(const WarpgroupScan&) = delete;
+  WarpgroupScan& operator=(const WarpgroupScan&) = delete;
+
+ private:
+  static bool compute_9_0() {
+#ifdef SFAC_TEST_CUDART
+    int device = 0, major = 0, minor = 0;
+    return cudaGetDevice(&device) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
+               cudaSuccess &&
+           cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) ==
+               cudaSuccess &&
+           major == 9 && minor == 0;
+#else
+    return false;
+#endif
+  }
+  bool allow_;
+  int before_;
+  int64_t launches_;
+};
+
 // Users the two passes listed and left since the process started.
 struct TwoPassCounts {
   int64_t listed = 0, left = 0;
@@ -520,46 +557,50 @@ TEST_F(CudaRecommend, TwoPassListsAreTheCpusBitForBit) {
   const TwoPassCounts before = TwoPassCounts::now();
   int64_t asked = 0;
   int storage = 0;  // float32, bfloat16, float16 values in turn
-  for (const Shape s : {Shape{400, 6000, 100}, Shape{400, 6000, 37}, Shape{300, 20000, 128},
-                        Shape{500, 5000, 16}, Shape{300, 3000, 1}}) {
-    Triplets seen{s.users, s.items, {}, {}, {}};
-    for (int64_t u = 1; u < s.users; ++u) {
-      for (int64_t i = 0; i < s.items; ++i) {
-        if (u == 1 ? i >= s.items - 5 : rng() % 5 != 0) continue;
-        seen.r.push_back(static_cast<int32_t>(u));
-        seen.c.push_back(static_cast<int32_t>(i));
-        seen.v.push_back(1.0f);
+  for (const bool warpgroup : {true, false}) {
+    const WarpgroupScan scan(warpgroup);
+    for (const Shape s : {Shape{400, 6000, 100}, Shape{400, 6000, 37}, Shape{300, 20000, 128},
+                          Shape{500, 5000, 16}, Shape{300, 3000, 1}}) {
+      Triplets seen{s.users, s.items, {}, {}, {}};
+      for (int64_t u = 1; u < s.users; ++u) {
+        for (int64_t i = 0; i < s.items; ++i) {
+          if (u == 1 ? i >= s.items - 5 : rng() % 5 != 0) continue;
+          seen.r.push_back(static_cast<int32_t>(u));
+          seen.c.push_back(static_cast<int32_t>(i));
+          seen.v.push_back(1.0f);
+        }
       }
-    }
-    const Both<Sparse> excluded = matrices(seen);
-    std::vector<int32_t> users = random_ids(rng, 300, s.users);
-    users.erase(std::remove(users.begin(), users.end(), 1), users.end());
-    users.push_back(0);
-    const std::vector<int32_t> saw_most = {1};
-    for (const bool biases : {false, true}) {
-      ModelState d = gaussian_data(rng, s, biases);
-      const int values = storage++ % 3;
-      for (auto* v : {&d.x, &d.y}) {
-        for (float& x : *v) x = values == 0 ? x : round_16bit(x, values == 1);
-      }
-      const Both<Model> m = models(d);
-      ASSERT_TRUE(m.cpu && m.gpu);
-      for (const int n : {1, 10, 32}) {
-        for (const bool exclude : {false, true}) {
-          SCOPED_TRACE(testing::Message()
-                       << "rank " << s.rank << " items " << s.items << " values " << values
-                       << " biases " << biases << " n " << n << " exclude " << exclude);
-          const sfac_sparse* e_cpu = exclude ? excluded.cpu.get() : nullptr;
-          const sfac_sparse* e_gpu = exclude ? excluded.gpu.get() : nullptr;
-          const TwoPassCounts call = TwoPassCounts::now();
-          const TopN got = top_items(m.gpu.get(), users, n, e_gpu);
-          expect_two_pass_lists(m.cpu.get(), users, n, e_cpu, got,
-                                TwoPassCounts::now().left - call.left, s.items);
-          EXPECT_EQ(first_difference(top_items(m.cpu.get(), saw_most, n + 1, e_cpu),
-                                     top_items(m.gpu.get(), saw_most, n, e_gpu), n, s.items,
-                                     Tolerance{1e-5, 1e-6}, predicted(m.cpu.get(), saw_most)),
-                    "");
-          asked += static_cast<int64_t>(users.size()) + 1;
+      const Both<Sparse> excluded = matrices(seen);
+      std::vector<int32_t> users = random_ids(rng, 300, s.users);
+      users.erase(std::remove(users.begin(), users.end(), 1), users.end());
+      users.push_back(0);
+      const std::vector<int32_t> saw_most = {1};
+      for (const bool biases : {false, true}) {
+        ModelState d = gaussian_data(rng, s, biases);
+        const int values = storage++ % 3;
+        for (auto* v : {&d.x, &d.y}) {
+          for (float& x : *v) x = values == 0 ? x : round_16bit(x, values == 1);
+        }
+        const Both<Model> m = models(d);
+        ASSERT_TRUE(m.cpu && m.gpu);
+        for (const int n : {1, 10, 32}) {
+          for (const bool exclude : {false, true}) {
+            SCOPED_TRACE(testing::Message()
+                         << "warpgroup scan " << warpgroup << " rank " << s.rank << " items "
+                         << s.items << " values " << values << " biases " << biases << " n " << n
+                         << " exclude " << exclude);
+            const sfac_sparse* e_cpu = exclude ? excluded.cpu.get() : nullptr;
+            const sfac_sparse* e_gpu = exclude ? excluded.gpu.get() : nullptr;
+            const TwoPassCounts call = TwoPassCounts::now();
+            const TopN got = top_items(m.gpu.get(), users, n, e_gpu);
+            expect_two_pass_lists(m.cpu.get(), users, n, e_cpu, got,
+                                  TwoPassCounts::now().left - call.left, s.items);
+            EXPECT_EQ(first_difference(top_items(m.cpu.get(), saw_most, n + 1, e_cpu),
+                                       top_items(m.gpu.get(), saw_most, n, e_gpu), n, s.items,
+                                       Tolerance{1e-5, 1e-6}, predicted(m.cpu.get(), saw_most)),
+                      "");
+            asked += static_cast<int64_t>(users.size()) + 1;
+          }
         }
       }
     }
@@ -567,17 +608,18 @@ TEST_F(CudaRecommend, TwoPassListsAreTheCpusBitForBit) {
   const TwoPassCounts after = TwoPassCounts::now();
   const int64_t listed = after.listed - before.listed, left = after.left - before.left;
   EXPECT_EQ(listed + left, asked) << "every call here is one the two passes serve";
-  EXPECT_GE(left, 5 * 2 * 2) << "the user who saw most items, with exclusions, n > 5";
+  EXPECT_GE(left, 2 * 5 * 2 * 2) << "the user who saw most items, with exclusions, n > 5";
   EXPECT_GT(listed, asked * 9 / 10);
 }
 
 // More users than one launch of the two passes takes (launches of whole waves of the scan's
-// blocks, about a quarter of the users each: 40,000 users are two or more launches on any
-// device of up to 148 SMs, whose lists download while the next launch runs): every launch's
-// lists land in their rows, the users left to the single pass counted in the right launch.
+// blocks, about a quarter of the users each, the last cut to one wave: 180,000 users are four
+// or more launches on any device of up to 148 SMs, whose lists download while the next launch
+// runs): every launch's lists land in their rows, the users left to the single pass counted in
+// the right launch.
 TEST_F(CudaRecommend, TwoPassListsOfManyLaunches) {
   const KernelChoice kernel(Kernels::kAny);
-  const Shape s{40000, 2000, 8};
+  const Shape s{180000, 2000, 8};
   ModelState d = gaussian_data(rng, s, true);
   for (auto* v : {&d.x, &d.y}) {
     for (float& x : *v) x = round_16bit(x, true);
@@ -588,13 +630,17 @@ TEST_F(CudaRecommend, TwoPassListsOfManyLaunches) {
   std::vector<int32_t> users(static_cast<size_t>(s.users));
   std::iota(users.begin(), users.end(), 0);
   std::shuffle(users.begin(), users.end(), rng);
-  const TwoPassCounts before = TwoPassCounts::now();
-  const TopN got = top_items(m.gpu.get(), users, 10, excluded.gpu.get());
-  const TwoPassCounts after = TwoPassCounts::now();
-  EXPECT_EQ(after.listed + after.left - before.listed - before.left, s.users);
-  EXPECT_GE(after.left - before.left, 1) << "user 7 saw every item: fewer than n unseen";
-  expect_two_pass_lists(m.cpu.get(), users, 10, excluded.cpu.get(), got, after.left - before.left,
-                        s.items);
+  for (const bool warpgroup : {true, false}) {
+    SCOPED_TRACE(testing::Message() << "warpgroup scan " << warpgroup);
+    const WarpgroupScan scan(warpgroup);
+    const TwoPassCounts before = TwoPassCounts::now();
+    const TopN got = top_items(m.gpu.get(), users, 10, excluded.gpu.get());
+    const TwoPassCounts after = TwoPassCounts::now();
+    EXPECT_EQ(after.listed + after.left - before.listed - before.left, s.users);
+    EXPECT_GE(after.left - before.left, 1) << "user 7 saw every item: fewer than n unseen";
+    expect_two_pass_lists(m.cpu.get(), users, 10, excluded.cpu.get(), got, after.left - before.left,
+                          s.items);
+  }
 }
 
 #ifdef SFAC_TEST_CUDART
@@ -634,31 +680,34 @@ TEST(TopNFoldedTails, ThreeBfloat16PartsHoldAFloatExactly) {
 // 8 values (100) and of 16 (8).
 TEST_F(CudaRecommend, TwoPassFoldedScoresHoldWithLargeBiases) {
   const KernelChoice kernel(Kernels::kAny);
-  for (const Shape s : {Shape{300, 5000, 100}, Shape{300, 5000, 8}}) {
-    for (const bool bf16 : {false, true}) {
-      ModelState d = gaussian_data(rng, s, true);
-      d.mean += 5000.0f;
-      for (auto* v : {&d.user_bias, &d.item_bias}) {
-        for (float& b : *v) b *= 1000.0f;
-      }
-      if (bf16) {
-        for (auto* v : {&d.x, &d.y}) {
-          for (float& x : *v) x = round_16bit(x, true);
+  for (const bool warpgroup : {true, false}) {
+    const WarpgroupScan scan(warpgroup);
+    for (const Shape s : {Shape{300, 5000, 100}, Shape{300, 5000, 8}}) {
+      for (const bool bf16 : {false, true}) {
+        ModelState d = gaussian_data(rng, s, true);
+        d.mean += 5000.0f;
+        for (auto* v : {&d.user_bias, &d.item_bias}) {
+          for (float& b : *v) b *= 1000.0f;
         }
-      }
-      const Both<Model> m = models(d);
-      ASSERT_TRUE(m.cpu && m.gpu);
-      const Both<Sparse> excluded = matrices(seen_items(rng, s, 0, -1));
-      const std::vector<int32_t> users = random_ids(rng, 200, s.users);
-      for (const bool exclude : {false, true}) {
-        SCOPED_TRACE(testing::Message()
-                     << "rank " << s.rank << " bf16 " << bf16 << " exclude " << exclude);
-        const TwoPassCounts before = TwoPassCounts::now();
-        expect_identical(top_items(m.cpu.get(), users, 10, exclude ? excluded.cpu.get() : nullptr),
-                         top_items(m.gpu.get(), users, 10, exclude ? excluded.gpu.get() : nullptr),
-                         10);
-        const TwoPassCounts after = TwoPassCounts::now();
-        EXPECT_EQ(after.listed - before.listed, static_cast<int64_t>(users.size()));
+        if (bf16) {
+          for (auto* v : {&d.x, &d.y}) {
+            for (float& x : *v) x = round_16bit(x, true);
+          }
+        }
+        const Both<Model> m = models(d);
+        ASSERT_TRUE(m.cpu && m.gpu);
+        const Both<Sparse> excluded = matrices(seen_items(rng, s, 0, -1));
+        const std::vector<int32_t> users = random_ids(rng, 200, s.users);
+        for (const bool exclude : {false, true}) {
+          SCOPED_TRACE(testing::Message() << "warpgroup scan " << warpgroup << " rank " << s.rank
+                                          << " bf16 " << bf16 << " exclude " << exclude);
+          const TwoPassCounts before = TwoPassCounts::now();
+          expect_identical(
+              top_items(m.cpu.get(), users, 10, exclude ? excluded.cpu.get() : nullptr),
+              top_items(m.gpu.get(), users, 10, exclude ? excluded.gpu.get() : nullptr), 10);
+          const TwoPassCounts after = TwoPassCounts::now();
+          EXPECT_EQ(after.listed - before.listed, static_cast<int64_t>(users.size()));
+        }
       }
     }
   }

@@ -147,6 +147,14 @@ extern "C" SFAC_API int sfac_testing_allow_two_pass_top_n(int allow) {
   return sfac::testing::allow_two_pass_top_n(allow != 0) ? 1 : 0;
 }
 
+extern "C" SFAC_API int sfac_testing_allow_warpgroup_top_n_scan(int allow) {
+  return sfac::testing::allow_warpgroup_top_n_scan(allow != 0) ? 1 : 0;
+}
+
+extern "C" SFAC_API int64_t sfac_testing_warpgroup_top_n_scans(void) {
+  return sfac::testing::warpgroup_top_n_scans();
+}
+
 extern "C" SFAC_API void sfac_testing_two_pass_top_n_counts(int64_t* listed, int64_t* left) {
   int64_t a = 0, b = 0;
   sfac::testing::two_pass_top_n_counts(&a, &b);

@@ -26,6 +26,12 @@ SFAC_API int sfac_testing_allow_16bit_top_n(int allow);
  * calls over the whole catalogue by the two-pass top-n (a sampled cut, a 16-bit scan, exact
  * rescoring of the survivors) where it serves. Returns the previous value. */
 SFAC_API int sfac_testing_allow_two_pass_top_n(int allow);
+/* Whether the two passes' scan may use warpgroup mma on devices that have it (global; default
+ * 1; read per call). Off, such devices run the warp-mma scan of other devices. Returns the
+ * previous value. */
+SFAC_API int sfac_testing_allow_warpgroup_top_n_scan(int allow);
+/* Launches of the warpgroup-mma scan since the process started. */
+SFAC_API int64_t sfac_testing_warpgroup_top_n_scans(void);
 /* Since the process started: users whose lists the two passes wrote (*listed) and users they
  * left to the single-pass kernels (*left: more near-equal scores than the scan keeps). Either
  * may be NULL. */

@@ -10,6 +10,8 @@ std::atomic<int64_t> g_countdown{0};
 std::atomic<bool> g_fired{false};
 std::atomic<bool> g_allow_16bit_top_n{true};
 std::atomic<bool> g_allow_two_pass_top_n{true};
+std::atomic<bool> g_allow_warpgroup_top_n_scan{true};
+std::atomic<int64_t> g_warpgroup_top_n_scans{0};
 std::atomic<int64_t> g_two_pass_listed{0}, g_two_pass_left{0};
 
 }  // namespace
@@ -40,6 +42,16 @@ bool top_n_16bit_allowed() { return g_allow_16bit_top_n.load(std::memory_order_r
 bool allow_two_pass_top_n(bool allow) { return g_allow_two_pass_top_n.exchange(allow); }
 
 bool two_pass_top_n_allowed() { return g_allow_two_pass_top_n.load(std::memory_order_relaxed); }
+
+bool allow_warpgroup_top_n_scan(bool allow) { return g_allow_warpgroup_top_n_scan.exchange(allow); }
+
+bool warpgroup_top_n_scan_allowed() {
+  return g_allow_warpgroup_top_n_scan.load(std::memory_order_relaxed);
+}
+
+void count_warpgroup_top_n_scan() { g_warpgroup_top_n_scans.fetch_add(1); }
+
+int64_t warpgroup_top_n_scans() { return g_warpgroup_top_n_scans.load(); }
 
 void count_two_pass_top_n(int64_t listed, int64_t left) {
   g_two_pass_listed.fetch_add(listed, std::memory_order_relaxed);

@@ -25,6 +25,14 @@ bool top_n_16bit_allowed();
 // Returns the previous setting.
 bool allow_two_pass_top_n(bool allow);
 bool two_pass_top_n_allowed();
+// Whether the two passes' scan may use warpgroup mma where the device has it (default true);
+// tests turn it off to hold the warp-mma scan to the same calls. Read per call. Returns the
+// previous setting.
+bool allow_warpgroup_top_n_scan(bool allow);
+bool warpgroup_top_n_scan_allowed();
+// Launches of the warpgroup-mma scan since the process started.
+void count_warpgroup_top_n_scan();
+int64_t warpgroup_top_n_scans();
 // Counts of the users the two passes listed and of those they left to the single pass.
 void count_two_pass_top_n(int64_t listed, int64_t left);
 void two_pass_top_n_counts(int64_t* listed, int64_t* left);

@@ -16,6 +16,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/common/cp_async.cuh"
 #include "cuda/kernels/common/mma_half.cuh"
+#include "cuda/kernels/recommend/top_n_scan_parts.cuh"
 #include "cuda/kernels/recommend/top_n_two_pass.cuh"
 
 namespace sfac::cuda::kernels {
@@ -49,29 +50,6 @@ size_t shared_bytes(int64_t stride) {
 // The staged rows' values: with folded scores their columns and tails.
 int64_t scan_stride(const TopNScanProblem& p) {
   return p.folded_candidates != nullptr ? top_n_folded_stride(p.rank) : p.stride;
-}
-
-// A query's tail (top_n_two_pass.cuh): c's three parts, then ones where `ones`, zeros after.
-__device__ __forceinline__ void store_query_tail(uint16_t* tail, int values, float c, bool ones) {
-  uint16_t parts[3];
-  split_bfloat16x3(c, parts);
-  const uint32_t one = ones ? 0x3f80u : 0u;  // bfloat16 1
-  *reinterpret_cast<uint4*>(tail) =
-      make_uint4(parts[0] | uint32_t{parts[1]} << 16, parts[2] | one << 16, one | one << 16, 0u);
-  if (values > 8) *reinterpret_cast<uint4*>(tail + 8) = make_uint4(0u, 0u, 0u, 0u);
-}
-
-// acc[bit / 2][2 h + bit % 2] for a bit known only at run time: a tree of selects on the bits
-// of `bit` (15 selects, no local memory).
-__device__ __forceinline__ float select16(const float (&acc)[8][4], int h, int bit) {
-  float e[8];
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt) e[nt] = (bit & 1) ? acc[nt][2 * h + 1] : acc[nt][2 * h];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) e[i] = (bit & 2) ? e[2 * i + 1] : e[2 * i];
-#pragma unroll
-  for (int i = 0; i < 2; ++i) e[i] = (bit & 4) ? e[2 * i + 1] : e[2 * i];
-  return (bit & 8) ? e[1] : e[0];
 }
 
 // kFold: folded scores (kBf16 only; kBias is then unused: the tails hold the bias part).
@@ -118,12 +96,17 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
                        p.query_factors + id * p.stride + 8 * part, q < p.queries);
   }
   detail::cp_async_commit();
+  // A query row's tail (folded scores): 8 or 16 values after its columns.
+  auto write_tail = [&](int row, float c, bool ones) {
+    uint16_t* tail = query_rows + row * lead + columns;
+    detail::store_query_tail(tail, stride - columns > 8 ? tail + 8 : nullptr, c, ones);
+  };
   // Folded: the sample's query tails add the offsets (zero rows for queries past the last).
   if (kFold && tid < kQueries) {
     const int64_t q = first_query + tid;
     const float o =
         q < p.queries && p.query_offset != nullptr ? p.query_offset[p.query_ids[q]] : 0.0f;
-    store_query_tail(query_rows + tid * lead + columns, stride - columns, o, q < p.queries);
+    write_tail(tid, o, q < p.queries);
   }
 
   // Stages tile s of a walk over `count` candidates (sample: ids sample_ids[c], else c) into
@@ -283,39 +266,17 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
   }
   __syncthreads();
   if (tid < kQueries) {
-    float* list = lists + tid * 32;
-    float nth = -INFINITY;
-    for (int k = 0; k < p.n; ++k) {  // selection: the k-th best to the front
-      int at = k;
-      for (int i = k + 1; i < 32; ++i) at = list[i] > list[at] ? i : at;
-      const float v = list[at];
-      list[at] = list[k];
-      list[k] = v;
-      nth = v;
-    }
     const int64_t q = first_query + tid;
-    const float cut = q >= p.queries     ? INFINITY
-                      : nth == -INFINITY ? -INFINITY
-                                         : __fsub_rd(nth, 2.0f * p.margins[p.query_ids[q]]);
+    const bool valid = q < p.queries;
+    const float cut = detail::query_cut(valid, detail::nth_kept(lists + tid * 32, p.n),
+                                        valid ? p.margins[p.query_ids[q]] : 0.0f);
     cuts[tid] = cut;
     if constexpr (kFold) {
-      // The scan's query tail holds minus the threshold t = cut - offset (rounded down), so an
-      // accumulator is x y + b - t: not negative for a candidate that reaches the cut, up to
-      // the rounding the margins bound. cuts[] becomes t + offset, which turns a survivor's
-      // accumulator back into its score. Rule bits 0-15: pass whatever the accumulator; bits
-      // 16-31: may pass.
-      uint32_t rule = 0;
-      if (q < p.queries && cut == -INFINITY) {
-        rule = 0xffffffffu;  // the sample's tail stays: accumulators are scores
-        cuts[tid] = 0.0f;
-      } else if (q < p.queries) {
-        const float o = p.query_offset != nullptr ? p.query_offset[p.query_ids[q]] : 0.0f;
-        const float threshold = __fsub_rd(cut, o);
-        store_query_tail(query_rows + tid * lead + columns, stride - columns, -threshold, true);
-        cuts[tid] = threshold + o;
-        rule = 0xffff0000u;
-      }
-      rules[tid] = rule;
+      const float o = valid && p.query_offset != nullptr ? p.query_offset[p.query_ids[q]] : 0.0f;
+      const detail::FoldedCut f = detail::folded_cut(valid, cut, o);
+      if (f.new_tail) write_tail(tid, -f.threshold, true);
+      cuts[tid] = f.restore;
+      rules[tid] = f.rule;
     }
   }
   __syncthreads();
@@ -346,13 +307,8 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
       for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          uint32_t fails = 0;
-#pragma unroll
-          for (int k = 15; k >= 0; --k) {
-            fails = (fails << 1) | (__float_as_uint(acc[mb][k >> 1][2 * h + (k & 1)]) >> 31);
-          }
-          const uint32_t rule = rules[warp_query + 16 * mb + g + 8 * h];
-          words[mb][h] = (~fails | rule) & (rule >> 16);
+          words[mb][h] =
+              detail::folded_pass_bits(acc[mb], h, rules[warp_query + 16 * mb + g + 8 * h]);
         }
       }
     }
@@ -379,7 +335,8 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
           passed &= passed - 1;
           const int c = c0 + 8 * (bit >> 1) + (bit & 1);
           if (c >= p.candidates) continue;
-          const float v = kFold ? select16(acc[mb], h, bit) + cuts[row] : select16(acc[mb], h, bit);
+          const float v = kFold ? detail::select16(acc[mb], h, bit) + cuts[row]
+                                : detail::select16(acc[mb], h, bit);
           const int slot_q = atomicAdd(&counts[row], 1);
           if (slot_q < kTopNSurvivors) {
             const int at = q * kTopNSurvivors + slot_q;  // < 2^31: launches are bounded
@@ -443,6 +400,7 @@ void launch_top_n_scan(const TopNScanProblem& problem, cudaStream_t stream) {
     if (!problem.bf16 || top_n_folded_stride(problem.rank) > kTopNScanMaxStride) {
       throw std::invalid_argument("top-n scan: folded scores need bfloat16 rows of rank <= 120");
     }
+    if (problem.warpgroup) return launch_top_n_scan_warpgroup(problem, stream);
     launch_with<true, false, true>(problem, stream);
   } else if (problem.bf16) {
     bias ? launch_with<true, true>(problem, stream) : launch_with<true, false>(problem, stream);

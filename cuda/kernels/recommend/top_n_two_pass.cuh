@@ -86,9 +86,17 @@ struct TopNScanProblem {
   float* survivor_scores;
   int32_t* survivor_ids;
   int32_t* counts;
+  // Folded scores by the warpgroup-mma scan (top_n_scan_warpgroup.cu): only where
+  // top_n_scan_warpgroup_available() on the current device.
+  bool warpgroup;
 };
 
 void launch_top_n_scan(const TopNScanProblem& problem, cudaStream_t stream);
+
+// Whether the current device runs the warpgroup-mma scan (compute capability 9.0, whose
+// arch-specific image the library holds).
+bool top_n_scan_warpgroup_available();
+void launch_top_n_scan_warpgroup(const TopNScanProblem& problem, cudaStream_t stream);
 
 struct TopNFinishProblem {
   const int32_t* query_ids;

@@ -1,0 +1,101 @@
+// Pieces both scans of the two-pass top-n share (top_n_scan.cu with warp mma, and
+// top_n_scan_warpgroup.cu with warpgroup mma): the queries' tails of folded scores, the cut from
+// the threads' kept values, and a survivor's score out of a thread's accumulators.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/kernels/recommend/top_n_two_pass.cuh"
+
+namespace sfac::cuda::kernels::detail {
+
+// A query's tail (top_n_two_pass.cuh): c's three parts, then ones where `ones`, zeros after, in
+// its first 8 values; `rest` (null: the tail has only 8 values) gets the 8 zeros after them.
+__device__ __forceinline__ void store_query_tail(uint16_t* first, uint16_t* rest, float c,
+                                                 bool ones) {
+  uint16_t parts[3];
+  split_bfloat16x3(c, parts);
+  const uint32_t one = ones ? 0x3f80u : 0u;  // bfloat16 1
+  *reinterpret_cast<uint4*>(first) =
+      make_uint4(parts[0] | uint32_t{parts[1]} << 16, parts[2] | one << 16, one | one << 16, 0u);
+  if (rest != nullptr) *reinterpret_cast<uint4*>(rest) = make_uint4(0u, 0u, 0u, 0u);
+}
+
+// acc[bit / 2][2 h + bit % 2] for a bit known only at run time: a tree of selects on the bits
+// of `bit` (15 selects, no local memory). acc is an m16n8 accumulator fragment a 16 x 64 part
+// (warp mma, or a warp's rows of warpgroup mma): h picks row g or g + 8.
+__device__ __forceinline__ float select16(const float (&acc)[8][4], int h, int bit) {
+  float e[8];
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) e[nt] = (bit & 1) ? acc[nt][2 * h + 1] : acc[nt][2 * h];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) e[i] = (bit & 2) ? e[2 * i + 1] : e[2 * i];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) e[i] = (bit & 4) ? e[2 * i + 1] : e[2 * i];
+  return (bit & 8) ? e[1] : e[0];
+}
+
+// The n-th best of a query's 32 kept sample scores (reordered in place; -infinity where fewer
+// than n are finite or kept). They are real scores of distinct unexcluded candidates, so this
+// is at most the query's n-th best score.
+__device__ __forceinline__ float nth_kept(float* list, int n) {
+  float nth = -INFINITY;
+  for (int k = 0; k < n; ++k) {  // selection: the k-th best to the front
+    int at = k;
+    for (int i = k + 1; i < 32; ++i) at = list[i] > list[at] ? i : at;
+    const float v = list[at];
+    list[at] = list[k];
+    list[k] = v;
+    nth = v;
+  }
+  return nth;
+}
+
+// The cut of a query (valid: not past the launch's last) from the n-th best kept value: lowered
+// by twice its margin, rounded down; -infinity where there is none, +infinity for no query.
+__device__ __forceinline__ float query_cut(bool valid, float nth, float margin) {
+  return !valid ? INFINITY : nth == -INFINITY ? -INFINITY : __fsub_rd(nth, 2.0f * margin);
+}
+
+// Folded scores after the sample: what the scan's tail of a query holds and how its accumulators
+// read. The tail holds minus the threshold t = cut - offset (rounded down), so an accumulator is
+// x y + b - t: not negative for a candidate that reaches the cut, up to the rounding the margins
+// bound; `restore` (t + offset) turns a survivor's accumulator back into its score. Rule bits
+// 0-15: pass whatever the accumulator; bits 16-31: may pass. A query without a cut keeps the
+// sample's tail (accumulators are scores) and passes everything; no query passes nothing.
+struct FoldedCut {
+  uint32_t rule = 0;
+  float restore = 0.0f;
+  bool new_tail = false;  // write a tail of -threshold
+  float threshold = 0.0f;
+};
+
+__device__ __forceinline__ FoldedCut folded_cut(bool valid, float cut, float offset) {
+  FoldedCut f;
+  if (valid && cut == -INFINITY) {
+    f.rule = 0xffffffffu;
+  } else if (valid) {
+    f.threshold = __fsub_rd(cut, offset);
+    f.restore = f.threshold + offset;
+    f.new_tail = true;
+    f.rule = 0xffff0000u;
+  }
+  return f;
+}
+
+// A query's 16 pass bits (bit 2 nt + j: candidate (nt, j)) from the signs of its accumulators
+// acc[nt][2 h + j] under its rule.
+__device__ __forceinline__ uint32_t folded_pass_bits(const float (&acc)[8][4], int h,
+                                                     uint32_t rule) {
+  uint32_t fails = 0;
+#pragma unroll
+  for (int k = 15; k >= 0; --k) {
+    fails = (fails << 1) | (__float_as_uint(acc[k >> 1][2 * h + (k & 1)]) >> 31);
+  }
+  return (~fails | rule) & (rule >> 16);
+}
+
+}  // namespace sfac::cuda::kernels::detail
