@@ -329,21 +329,9 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
         }
         if (passed == 0) continue;
         const int row = warp_query + 16 * mb + g + 8 * h;
-        const int q = static_cast<int>(first_query) + row;
-        do {
-          const int bit = __ffs(passed) - 1;
-          passed &= passed - 1;
-          const int c = c0 + 8 * (bit >> 1) + (bit & 1);
-          if (c >= p.candidates) continue;
-          const float v = kFold ? detail::select16(acc[mb], h, bit) + cuts[row]
-                                : detail::select16(acc[mb], h, bit);
-          const int slot_q = atomicAdd(&counts[row], 1);
-          if (slot_q < kTopNSurvivors) {
-            const int at = q * kTopNSurvivors + slot_q;  // < 2^31: launches are bounded
-            p.survivor_scores[at] = v;
-            p.survivor_ids[at] = c;
-          }
-        } while (passed != 0);
+        detail::store_survivors<kFold>(
+            passed, acc[mb], h, c0, p.candidates, kFold ? cuts[row] : 0.0f, &counts[row],
+            static_cast<int>(first_query) + row, p.survivor_scores, p.survivor_ids);
       }
     }
   });

@@ -98,4 +98,28 @@ __device__ __forceinline__ uint32_t folded_pass_bits(const float (&acc)[8][4], i
   return (~fails | rule) & (rule >> 16);
 }
 
+// Stores a query's survivors: its pass bits `passed` (bit 2 nt + j: candidate c0 + 8 nt + j,
+// whose score is acc[nt][2 h + j] plus `restore`), candidates from `candidates` on skipped,
+// each in the next of the query's kTopNSurvivors slots (count: its shared counter; slots past
+// the last are counted, not stored).
+template <bool kRestore>
+__device__ __forceinline__ void store_survivors(uint32_t passed, const float (&acc)[8][4], int h,
+                                                int c0, int64_t candidates, float restore,
+                                                int* count, int query, float* scores,
+                                                int32_t* ids) {
+  while (passed != 0) {
+    const int bit = __ffs(passed) - 1;
+    passed &= passed - 1;
+    const int c = c0 + 8 * (bit >> 1) + (bit & 1);
+    if (c >= candidates) continue;
+    const float v = kRestore ? select16(acc, h, bit) + restore : select16(acc, h, bit);
+    const int slot = atomicAdd(count, 1);
+    if (slot < kTopNSurvivors) {
+      const int at = query * kTopNSurvivors + slot;  // < 2^31: launches are bounded
+      scores[at] = v;
+      ids[at] = c;
+    }
+  }
+}
+
 }  // namespace sfac::cuda::kernels::detail

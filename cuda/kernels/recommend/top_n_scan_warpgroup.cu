@@ -263,23 +263,11 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_warpgroup_kernel(TopNS
     });
     for_both_queries([&](auto h_constant) {
       constexpr int h = decltype(h_constant)::value;
-      uint32_t passed = words[h];
-      if (passed == 0) return;
+      if (words[h] == 0) return;
       const int row = rows[h];
-      const int q = static_cast<int>(first_query) + row;
-      do {
-        const int bit = __ffs(passed) - 1;
-        passed &= passed - 1;
-        const int c = c0 + 8 * (bit >> 1) + (bit & 1);
-        if (c >= p.candidates) continue;
-        const float v = detail::select16(acc, h, bit) + restores[row];
-        const int slot_q = atomicAdd(&counts[row], 1);
-        if (slot_q < kTopNSurvivors) {
-          const int at = q * kTopNSurvivors + slot_q;  // < 2^31: launches are bounded
-          p.survivor_scores[at] = v;
-          p.survivor_ids[at] = c;
-        }
-      } while (passed != 0);
+      detail::store_survivors<true>(words[h], acc, h, c0, p.candidates, restores[row], &counts[row],
+                                    static_cast<int>(first_query) + row, p.survivor_scores,
+                                    p.survivor_ids);
     });
   });
   detail::cp_async_wait<0>();  // the query rows, where there was nothing to walk
