@@ -210,12 +210,14 @@ bool TwoPassTopN::serves(int n) const {
   return n <= kernels::kTopNTwoPassMaxN && 2 * sample_size(n) <= items_;
 }
 
+int64_t TwoPassTopN::wave_queries() const { return kScanQueries * 2 * sm_count_; }
+
 int64_t TwoPassTopN::queries_per_launch(int64_t count, int n) const {
   const int64_t fitting =
       kLaunchBytes / per_query_bytes(n, sample_size(n)) / kScanQueries * kScanQueries;
   // About four launches a call, so that the last launch's download, the one no launch hides,
-  // is small; each a whole number of waves of the scan's blocks (two an SM) where it can be.
-  const int64_t wave = kScanQueries * 2 * sm_count_;
+  // is small; each a whole number of waves of the scan's blocks where it can be.
+  const int64_t wave = wave_queries();
   const int64_t quarter = ((count + 3) / 4 + wave - 1) / wave * wave;
   return std::min(count, std::max(kScanQueries, std::min(fitting, quarter)));
 }
@@ -278,7 +280,7 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
   int last_b = 0;
   // The last launch's download is the one no launch hides: a call of several launches ends
   // with one of a single wave of the scan's blocks.
-  const int64_t wave = kScanQueries * 2 * sm_count_;
+  const int64_t wave = wave_queries();
   for (int64_t q0 = 0, m = 0, launch = 0; q0 < count; q0 += m, ++launch) {
     const int64_t rest = count - q0;
     m = std::min(per_launch, rest);

@@ -69,6 +69,8 @@ class TwoPassTopN {
   // Candidates the scan samples for the cuts of lists of n.
   int64_t sample_size(int n) const;
   int64_t queries_per_launch(int64_t count, int n) const;
+  // Queries in one wave of the scan's blocks (two an SM) on the plan's device.
+  int64_t wave_queries() const;
 
   int64_t items_ = 0;
   // Items by decreasing likelihood of ranking high (a bias plus a typical user's share of the

@@ -104,9 +104,7 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
   // Folded: the sample's query tails add the offsets (zero rows for queries past the last).
   if (kFold && tid < kQueries) {
     const int64_t q = first_query + tid;
-    const float o =
-        q < p.queries && p.query_offset != nullptr ? p.query_offset[p.query_ids[q]] : 0.0f;
-    write_tail(tid, o, q < p.queries);
+    write_tail(tid, detail::query_offset_of(p, q), q < p.queries);
   }
 
   // Stages tile s of a walk over `count` candidates (sample: ids sample_ids[c], else c) into
@@ -267,13 +265,11 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_kernel(TopNScanProblem
   __syncthreads();
   if (tid < kQueries) {
     const int64_t q = first_query + tid;
-    const bool valid = q < p.queries;
-    const float cut = detail::query_cut(valid, detail::nth_kept(lists + tid * 32, p.n),
-                                        valid ? p.margins[p.query_ids[q]] : 0.0f);
+    const float cut = detail::query_cut_of(p, q, lists + tid * 32);
     cuts[tid] = cut;
     if constexpr (kFold) {
-      const float o = valid && p.query_offset != nullptr ? p.query_offset[p.query_ids[q]] : 0.0f;
-      const detail::FoldedCut f = detail::folded_cut(valid, cut, o);
+      const detail::FoldedCut f =
+          detail::folded_cut(q < p.queries, cut, detail::query_offset_of(p, q));
       if (f.new_tail) write_tail(tid, -f.threshold, true);
       cuts[tid] = f.restore;
       rules[tid] = f.rule;

@@ -60,6 +60,19 @@ __device__ __forceinline__ float query_cut(bool valid, float nth, float margin) 
   return !valid ? INFINITY : nth == -INFINITY ? -INFINITY : __fsub_rd(nth, 2.0f * margin);
 }
 
+// The cut of the launch's query q (past the last: +infinity) from its 32 kept sample scores
+// (reordered in place).
+__device__ __forceinline__ float query_cut_of(const TopNScanProblem& p, int64_t q, float* kept) {
+  const bool valid = q < p.queries;
+  return query_cut(valid, nth_kept(kept, p.n), valid ? p.margins[p.query_ids[q]] : 0.0f);
+}
+
+// The offset (global mean + user bias) of the launch's query q; 0 without biases or past the
+// last query.
+__device__ __forceinline__ float query_offset_of(const TopNScanProblem& p, int64_t q) {
+  return q < p.queries && p.query_offset != nullptr ? p.query_offset[p.query_ids[q]] : 0.0f;
+}
+
 // Folded scores after the sample: what the scan's tail of a query holds and how its accumulators
 // read. The tail holds minus the threshold t = cut - offset (rounded down), so an accumulator is
 // x y + b - t: not negative for a candidate that reaches the cut, up to the rounding the margins
