@@ -22,11 +22,11 @@ constexpr double kLargestValue = 0x1p60;
 constexpr double kLargestScore = 0x1p100;
 
 // Device bytes a query takes in one launch: its sample exclusion mask, the survivors and their
-// count, the finished list and its overflow slot (twice: one launch's lists download while the
-// next launch runs).
+// segments' counts, the finished list and its overflow slot (twice: one launch's lists download
+// while the next launch runs).
 int64_t per_query_bytes(int n, int64_t sample) {
-  return (sample + 63) / 64 * 8 + int64_t{8} * kernels::kTopNSurvivors + 4 +
-         2 * (int64_t{8} * n + 4);
+  return (sample + 63) / 64 * 8 + int64_t{8} * kernels::kTopNSurvivors +
+         4 * kernels::kTopNMaxSegments + 2 * (int64_t{8} * n + 4);
 }
 
 // A stream of the current device for the lists' downloads, and an event a list buffer that
@@ -254,7 +254,7 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
       exclude_offsets != nullptr ? static_cast<size_t>(per_launch * words) : 0, stream);
   DeviceBuffer<float> survivor_scores(kept, stream);
   DeviceBuffer<int32_t> survivor_ids(kept, stream);
-  DeviceBuffer<int32_t> counts(static_cast<size_t>(per_launch), stream);
+  DeviceBuffer<int32_t> counts(static_cast<size_t>(per_launch * kernels::kTopNMaxSegments), stream);
   // Two sets of lists: launch i writes set i % 2 while set (i - 1) % 2 downloads.
   DeviceBuffer<int32_t> ids[2] = {{lists, stream}, {lists, stream}};
   DeviceBuffer<float> scores[2] = {{lists, stream}, {lists, stream}};
@@ -311,6 +311,7 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
     scan.survivor_ids = survivor_ids.data();
     scan.counts = counts.data();
     scan.warpgroup = warpgroup_ && testing::warpgroup_top_n_scan_allowed();
+    scan.segments = scan.warpgroup ? kernels::kTopNMaxSegments : 1;
     kernels::launch_top_n_scan(scan, stream);
     if (scan.warpgroup) testing::count_warpgroup_top_n_scan();
 
@@ -321,6 +322,7 @@ std::vector<int64_t> TwoPassTopN::run(const TwoPassSides& sides, const int32_t* 
     finish.survivor_scores = survivor_scores.data();
     finish.survivor_ids = survivor_ids.data();
     finish.counts = counts.data();
+    finish.segments = scan.segments;
     finish.query_factors = sides.user_factors;
     finish.candidate_factors = sides.item_factors;
     finish.stride = sides.stride;

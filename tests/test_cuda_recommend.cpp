@@ -175,6 +175,8 @@ class WarpgroupScan {
   }
   WarpgroupScan(const WarpgroupScan&) = delete;
   WarpgroupScan& operator=(const WarpgroupScan&) = delete;
+  // Whether the scope's scans are the warpgroup scan's.
+  bool runs() const { return allow_ && compute_9_0(); }
 
  private:
   static bool compute_9_0() {
@@ -736,6 +738,41 @@ TEST_F(CudaRecommend, TwoPassLeavesUsersWithManyTiesToTheSinglePass) {
     const TwoPassCounts after = TwoPassCounts::now();
     EXPECT_EQ(after.left - before.left, static_cast<int64_t>(users.size()));
     EXPECT_EQ(after.listed, before.listed);
+  }
+}
+
+// The warpgroup scan gives each of the 4 threads that see a query's candidates its own 128
+// survivor slots: 240 near-equal items that all fall to one of them (ids 0 and 1 mod 8) overflow
+// that segment though the query's 512 slots are not full, and the query takes the single pass;
+// the warp-mma scan's one segment keeps them. The lists are the CPU's either way.
+TEST_F(CudaRecommend, TwoPassLeavesUsersWithAFullSegmentToTheSinglePass) {
+  const KernelChoice kernel(Kernels::kAny);
+  const Shape s{200, 4000, 24};
+  ModelState d = exact_data(rng, s, true, 1.0f / 16);
+  int64_t alike = 0;
+  for (int64_t i = 0; alike < 240; ++i) {
+    if (i % 8 >= 2) continue;
+    std::copy_n(d.y.begin(), s.rank, d.y.begin() + i * s.rank);
+    d.item_bias[i] = 64.0f;
+    ++alike;
+  }
+  const Both<Model> m = models(d);
+  ASSERT_TRUE(m.cpu && m.gpu);
+  const Both<Sparse> excluded = matrices(seen_items(rng, s, 0, -1));
+  const std::vector<int32_t> users = random_ids(rng, 150, s.users);
+  for (const bool warpgroup : {false, true}) {
+    const WarpgroupScan scan(warpgroup);
+    for (const bool exclude : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "warpgroup " << warpgroup << ", exclude " << exclude);
+      const TwoPassCounts before = TwoPassCounts::now();
+      expect_identical(top_items(m.cpu.get(), users, 10, exclude ? excluded.cpu.get() : nullptr),
+                       top_items(m.gpu.get(), users, 10, exclude ? excluded.gpu.get() : nullptr),
+                       10);
+      const TwoPassCounts after = TwoPassCounts::now();
+      const int64_t left = scan.runs() ? static_cast<int64_t>(users.size()) : 0;
+      EXPECT_EQ(after.left - before.left, left);
+      EXPECT_EQ(after.listed - before.listed, static_cast<int64_t>(users.size()) - left);
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 // The finish of the two-pass top-n (top_n_two_pass.cuh): one warp per query.
-// 1. The query's survivors (at most kTopNSurvivors), a lane owning every 32nd, in shared
-//    memory; excluded ones dropped by binary search in the query's sorted exclusion row (staged
-//    in shared memory where it is short).
+// 1. The query's survivors (at most kTopNSurvivors; its segments one after another), a lane
+//    owning every 32nd, in shared memory; excluded ones dropped by binary search in the query's
+//    sorted exclusion row (staged in shared memory where it is short).
 // 2. A floor under the n-th best survivor score: the n-th largest of the 32 lanes' best scores
 //    (n distinct survivors reach it), by one sort across the warp.
 // 3. The survivors within twice the query's margin of that floor (no other survivor can rank:
@@ -109,18 +109,29 @@ __global__ void __launch_bounds__(kWarps * 32) top_n_finish_kernel(TopNFinishPro
   const int64_t q = int64_t{blockIdx.x} * kWarps + warp;
   if (q >= p.queries) return;  // whole warps: no block-wide barriers below
   const int32_t query = p.query_ids[q];
-  const int count = p.counts[q];
-  if (count > kTopNSurvivors) {
+  const int slots = kTopNSurvivors / p.segments;
+  int counts[kTopNMaxSegments];
+  bool overflows = false;
+  for (int s = 0; s < p.segments; ++s) {
+    counts[s] = p.counts[q * p.segments + s];
+    overflows = overflows || counts[s] > slots;
+  }
+  if (overflows) {
     if (lane == 0) p.overflow[atomicAdd(p.overflow_count, 1)] = static_cast<int32_t>(q);
     return;
   }
   float* score = entry_score[warp];
   int32_t* id = entry_id[warp];
-  const int64_t base = q * kTopNSurvivors;
-  for (int e = lane; e < count; e += 32) {
-    score[e] = p.survivor_scores[base + e];
-    id[e] = p.survivor_ids[base + e];
+  int count = 0;  // the segments' survivors one after another
+  for (int s = 0; s < p.segments; ++s) {
+    const int64_t base = q * kTopNSurvivors + s * slots;
+    for (int e = lane; e < counts[s]; e += 32) {
+      score[count + e] = p.survivor_scores[base + e];
+      id[count + e] = p.survivor_ids[base + e];
+    }
+    count += counts[s];
   }
+  __syncwarp();  // a lane reads below entries that other lanes wrote
 
   if (p.exclude_offsets != nullptr) {
     const int64_t lo = p.exclude_offsets[query];

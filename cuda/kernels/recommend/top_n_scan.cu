@@ -385,6 +385,11 @@ void launch_top_n_scan(const TopNScanProblem& problem, cudaStream_t stream) {
       throw std::invalid_argument("top-n scan: folded scores need bfloat16 rows of rank <= 120");
     }
     if (problem.warpgroup) return launch_top_n_scan_warpgroup(problem, stream);
+  }
+  if (problem.segments != 1) {
+    throw std::invalid_argument("top-n scan: the warp-mma scan fills one survivor segment");
+  }
+  if (problem.folded_candidates != nullptr) {
     launch_with<true, false, true>(problem, stream);
   } else if (problem.bf16) {
     bias ? launch_with<true, true>(problem, stream) : launch_with<true, false>(problem, stream);

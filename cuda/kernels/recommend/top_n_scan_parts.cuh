@@ -60,11 +60,36 @@ __device__ __forceinline__ float query_cut(bool valid, float nth, float margin) 
   return !valid ? INFINITY : nth == -INFINITY ? -INFINITY : __fsub_rd(nth, 2.0f * margin);
 }
 
-// The cut of the launch's query q (past the last: +infinity) from its 32 kept sample scores
-// (reordered in place).
-__device__ __forceinline__ float query_cut_of(const TopNScanProblem& p, int64_t q, float* kept) {
+// The cut of the launch's query q (past the last: +infinity) from the n-th best of its kept
+// sample scores.
+__device__ __forceinline__ float query_cut_at(const TopNScanProblem& p, int64_t q, float nth) {
   const bool valid = q < p.queries;
-  return query_cut(valid, nth_kept(kept, p.n), valid ? p.margins[p.query_ids[q]] : 0.0f);
+  return query_cut(valid, nth, valid ? p.margins[p.query_ids[q]] : 0.0f);
+}
+
+// The same from its 32 kept sample scores (reordered in place).
+__device__ __forceinline__ float query_cut_of(const TopNScanProblem& p, int64_t q, float* kept) {
+  return query_cut_at(p, q, nth_kept(kept, p.n));
+}
+
+// The n-th best of the kept values of a quad of lanes (4 (lane / 4) .. + 3), each lane's
+// `kept` sorted best first (consumed), in every lane of the quad; -infinity where fewer than n
+// are finite. n rounds of a quad maximum, the lowest lane holding it moving to its next value.
+// All 32 lanes take part.
+template <int kKept>
+__device__ __forceinline__ float quad_nth(float (&kept)[kKept], int n, int lane) {
+  float nth = -INFINITY;
+  for (int r = 0; r < n; ++r) {
+    float m = fmaxf(kept[0], __shfl_xor_sync(0xffffffffu, kept[0], 1));
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+    nth = m;
+    const unsigned holders = (__ballot_sync(0xffffffffu, kept[0] == m) >> (lane & ~3)) & 0xfu;
+    const bool moves = (lane & 3) == __ffs(holders) - 1;
+#pragma unroll
+    for (int i = 0; i + 1 < kKept; ++i) kept[i] = moves ? kept[i + 1] : kept[i];
+    kept[kKept - 1] = moves ? -INFINITY : kept[kKept - 1];
+  }
+  return nth;
 }
 
 // The offset (global mean + user bias) of the launch's query q; 0 without biases or past the
@@ -132,6 +157,24 @@ __device__ __forceinline__ void store_survivors(uint32_t passed, const float (&a
       scores[at] = v;
       ids[at] = c;
     }
+  }
+}
+
+// Stores a query's survivors into the segment of a thread that alone writes it (no atomics):
+// pass bits `passed` as for store_survivors (all of them candidates), `count` the segment's
+// count so far, `first` its first slot; slots past kSlots are counted, not stored.
+template <int kSlots>
+__device__ __forceinline__ void store_segment_survivors(uint32_t passed, const float (&acc)[8][4],
+                                                        int h, int c0, float restore, int& count,
+                                                        int first, float* scores, int32_t* ids) {
+  while (passed != 0) {
+    const int bit = __ffs(passed) - 1;
+    passed &= passed - 1;
+    if (count < kSlots) {
+      scores[first + count] = select16(acc, h, bit) + restore;
+      ids[first + count] = c0 + 8 * (bit >> 1) + (bit & 1);
+    }
+    ++count;
   }
 }
 

@@ -35,19 +35,8 @@ __host__ __device__ size_t rows_bytes(int64_t stride) {
   return sizeof(uint16_t) * kQueries * static_cast<size_t>(stride);  // kTile rows alike
 }
 
-// Two tiles of candidate rows; once the sample is walked, also the threads' kept scores.
-__host__ __device__ size_t stage_bytes(int64_t stride) {
-  const size_t tiles = 2 * rows_bytes(stride);
-  const size_t lists = sizeof(float) * kQueries * 32;
-  return tiles > lists ? tiles : lists;
-}
-
 size_t shared_bytes(int64_t stride) {
-  return rows_bytes(stride)              // query rows
-         + stage_bytes(stride)           // candidate rows, two buffers
-         + sizeof(int32_t) * kQueries    // survivor counts
-         + sizeof(float) * kQueries      // the scores' restores (t + offset)
-         + sizeof(uint32_t) * kQueries;  // rules
+  return 3 * rows_bytes(stride);  // query rows, then two tiles of candidate rows
 }
 
 // f(h) for h = 0, 1 as constants: a thread's two queries, whose accumulators and kept scores
@@ -70,9 +59,6 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_warpgroup_kernel(TopNS
   unsigned char* query_rows = smem;
   unsigned char* stage = query_rows + rows_bytes(stride);
   const size_t tile_bytes = rows_bytes(stride);
-  auto* counts = reinterpret_cast<int*>(stage + stage_bytes(stride));
-  auto* restores = reinterpret_cast<float*>(counts + kQueries);
-  auto* rules = reinterpret_cast<uint32_t*>(restores + kQueries);
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
@@ -80,8 +66,6 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_warpgroup_kernel(TopNS
   const int64_t first_query = int64_t{blockIdx.x} * kQueries;
   // This thread's two queries (h = 0, 1): rows of the block.
   const int rows[2] = {64 * group + 16 * (warp & 3) + g, 64 * group + 16 * (warp & 3) + g + 8};
-
-  if (tid < kQueries) counts[tid] = 0;
 
   // The query rows, once, in their own commit group (waited for with the first tile's).
   const int pieces = columns / 8;  // pieces a row takes from the factors
@@ -230,45 +214,62 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_warpgroup_kernel(TopNS
     });
   });
 
-  // The cuts: the thread lists through the (now idle) stage buffer, one thread a query.
-  auto* lists = reinterpret_cast<float*>(stage);  // [kQueries][4 threads x kKept]
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-#pragma unroll
-    for (int i = 0; i < kKept; ++i) lists[rows[h] * 32 + t * kKept + i] = kept[h][i];
-  }
-  __syncthreads();
-  if (tid < kQueries) {
-    const int64_t q = first_query + tid;
-    const float cut = detail::query_cut_of(p, q, lists + tid * 32);
+  // The cuts, in registers: the 4 threads that hold a query's candidates (a quad) take the n-th
+  // best of their kept values together, each then has the query's rule and restore; one of
+  // them writes its tail (read by the scan's first mma, after the walk's first barrier).
+  uint32_t rules[2];
+  float restores[2];
+  for_both_queries([&](auto h_constant) {
+    constexpr int h = decltype(h_constant)::value;
+    const int64_t q = first_query + rows[h];
+    const float cut = detail::query_cut_at(p, q, detail::quad_nth(kept[h], p.n, lane));
     const detail::FoldedCut f =
         detail::folded_cut(q < p.queries, cut, detail::query_offset_of(p, q));
-    if (f.new_tail) write_tail(tid, -f.threshold, true);
-    restores[tid] = f.restore;
-    rules[tid] = f.rule;
-  }
-  __syncthreads();  // the lists are read before the scan stages tiles over them
+    if (t == 0 && f.new_tail) write_tail(rows[h], -f.threshold, true);
+    rules[h] = f.rule;
+    restores[h] = f.restore;
+  });
 
   // 2. Every candidate against the cuts: a pass bit is an accumulator's sign (folded scores).
+  //    A thread stores its survivors of a query into the query's segment t, of which it is the
+  //    only writer.
+  constexpr int kSegment = kTopNSurvivors / kTopNMaxSegments;
+  int stored[2] = {0, 0};
+  int first_slot[2];
+  for_both_queries([&](auto h_constant) {
+    constexpr int h = decltype(h_constant)::value;
+    // < 2^31: launches are bounded
+    first_slot[h] = static_cast<int>(first_query + rows[h]) * kTopNSurvivors + t * kSegment;
+  });
   walk(false, p.candidates, [&](int64_t s, int half, float(&acc)[8][4]) {
-    const int c0 = static_cast<int>(s * kTile) + 64 * half + 2 * t;
+    const int64_t half_first = s * kTile + 64 * half;
+    const int c0 = static_cast<int>(half_first) + 2 * t;
+    // The pass bits of candidates past the last (zero rows: they would pass) are cleared.
+    uint32_t inside = 0xffffu;
+    if (p.candidates - half_first < 64) {
+      const int left = static_cast<int>(p.candidates - half_first) - 2 * t;
+      inside = 0;
+#pragma unroll
+      for (int bit = 0; bit < 16; ++bit) inside |= (8 * (bit >> 1) + (bit & 1) < left) << bit;
+    }
     uint32_t words[2];
     for_both_queries([&](auto h_constant) {
       constexpr int h = decltype(h_constant)::value;
-      words[h] = detail::folded_pass_bits(acc, h, rules[rows[h]]);
+      words[h] = detail::folded_pass_bits(acc, h, rules[h]) & inside;
     });
     for_both_queries([&](auto h_constant) {
       constexpr int h = decltype(h_constant)::value;
       if (words[h] == 0) return;
-      const int row = rows[h];
-      detail::store_survivors<true>(words[h], acc, h, c0, p.candidates, restores[row], &counts[row],
-                                    static_cast<int>(first_query) + row, p.survivor_scores,
-                                    p.survivor_ids);
+      detail::store_segment_survivors<kSegment>(words[h], acc, h, c0, restores[h], stored[h],
+                                                first_slot[h], p.survivor_scores, p.survivor_ids);
     });
   });
   detail::cp_async_wait<0>();  // the query rows, where there was nothing to walk
-  __syncthreads();             // the counts
-  if (tid < kQueries && first_query + tid < p.queries) p.counts[first_query + tid] = counts[tid];
+  for_both_queries([&](auto h_constant) {
+    constexpr int h = decltype(h_constant)::value;
+    const int64_t q = first_query + rows[h];
+    if (q < p.queries) p.counts[q * kTopNMaxSegments + t] = stored[h];
+  });
 #else
   (void)p;
   __trap();  // built for sm_90a only: top_n_scan_warpgroup_available() is false elsewhere
@@ -310,6 +311,9 @@ void launch_top_n_scan_warpgroup(const TopNScanProblem& problem, cudaStream_t st
   if (problem.folded_candidates == nullptr || !problem.bf16 ||
       top_n_folded_stride(problem.rank) > kTopNScanMaxStride) {
     throw std::invalid_argument("top-n warpgroup scan: folded bfloat16 rows of rank <= 120 only");
+  }
+  if (problem.segments != kTopNMaxSegments) {
+    throw std::invalid_argument("top-n warpgroup scan: survivors in kTopNMaxSegments segments");
   }
   switch (top_n_folded_stride(problem.rank) / 16) {
     case 1:

@@ -16,9 +16,13 @@
 
 namespace sfac::cuda::kernels {
 
-// Survivors a query keeps; a query with more (many near-equal scores) is answered by the
-// single-pass kernels instead.
+// Survivors a query keeps, in 1 or kTopNMaxSegments segments of equal size: one segment that
+// all the scan's threads fill through a counter (the warp-mma scan), or one a thread with its
+// own count, for the four threads that hold a query's candidates (the warpgroup scan: no
+// atomics). A query with more survivors than a segment holds (many near-equal scores) is
+// answered by the single-pass kernels instead.
 constexpr int kTopNSurvivors = 512;
+constexpr int kTopNMaxSegments = 4;
 // The largest n the two passes take (the sample's cut and the finish's floor hold for n <= 32).
 constexpr int kTopNTwoPassMaxN = 32;
 // The longest 16-bit rows the scan takes (whole rows are staged in shared memory).
@@ -81,11 +85,14 @@ struct TopNScanProblem {
   const uint64_t* sample_masks;
   const float* margins;  // by query id
   int n;                 // the list length the cut is for, 1 .. kTopNTwoPassMaxN
-  // queries x kTopNSurvivors: the survivors' scores (16-bit products) and ids, in no order;
-  // counts[q] is how many survived (may exceed kTopNSurvivors: then only that many are stored).
+  // queries x kTopNSurvivors: the survivors' scores (16-bit products) and ids, in no order, in
+  // `segments` segments of kTopNSurvivors / segments slots; counts[q * segments + s] is how
+  // many survived into segment s (may exceed its slots: then only that many are stored).
+  // segments: kTopNMaxSegments for the warpgroup scan, else 1.
   float* survivor_scores;
   int32_t* survivor_ids;
   int32_t* counts;
+  int segments;
   // Folded scores by the warpgroup-mma scan (top_n_scan_warpgroup.cu): only where
   // top_n_scan_warpgroup_available() on the current device.
   bool warpgroup;
@@ -104,6 +111,7 @@ struct TopNFinishProblem {
   const float* survivor_scores;  // as the scan wrote them
   const int32_t* survivor_ids;
   const int32_t* counts;
+  int segments;
   // float32 rows of `stride` floats, `rank` used: the exact scores are Model::predict's.
   const float* query_factors;
   const float* candidate_factors;
@@ -117,7 +125,7 @@ struct TopNFinishProblem {
   const int32_t* exclude_cols;
   int n;  // 1 .. 32
   // queries x n: best first (higher score, then lower id), padded with -1 / -INFINITY. Rows of
-  // queries with more survivors than were kept are not written; their positions go to
+  // queries with more survivors than a segment kept are not written; their positions go to
   // overflow[0 .. *overflow_count).
   int32_t* out_ids;
   float* out_scores;
