@@ -161,6 +161,25 @@ TEST_P(FoldInBatch, EveryRowIsTheOneUserFoldIn) {
   }
 }
 
+// Rows in id order (the usual CSR, which the check passes without marking items): each row is
+// the one-user fold-in of the same ratings.
+TEST_P(FoldInBatch, RowsInIdOrderAreTheOneUserFoldIn) {
+  std::mt19937_64 rng(test_seed());
+  Pair p = models(SFAC_ALGO_ALS, true, 12);
+  Batch b = random_batch(rng, 60, 200, {0, 1, 2, 9, 40});
+  for (int64_t u = 0; u < b.count(); ++u) {
+    std::vector<std::pair<int32_t, float>> row;
+    for (int64_t e = b.offsets[u]; e < b.offsets[u + 1]; ++e)
+      row.emplace_back(b.items[e], b.ratings[e]);
+    std::sort(row.begin(), row.end());
+    for (size_t j = 0; j < row.size(); ++j) {
+      b.items[b.offsets[u] + j] = row[j].first;
+      b.ratings[b.offsets[u] + j] = row[j].second;
+    }
+  }
+  expect_rows_near(batched(p.model.get(), b), one_by_one(p.reference.get(), b), 12, tolerance());
+}
+
 // Users past one launch's systems on a device, and users longer than one segment (1024
 // ratings) of the device's sums.
 TEST_P(FoldInBatch, ManyUsersAndLongUsers) {
@@ -240,6 +259,9 @@ TEST_P(FoldInBatch, BadInputFailsAndChangesNothing) {
   b = good;
   b.items[2] = 1;
   SFAC_EXPECT_ERROR(SFAC_ERR_DUPLICATE_ENTRY, "items[2] = 1 repeats items[0]", call(b, nullptr));
+  b = good;
+  b.items[1] = 1;  // a row in id order but for a repeat
+  SFAC_EXPECT_ERROR(SFAC_ERR_DUPLICATE_ENTRY, "items[1] = 1 repeats items[0]", call(b, nullptr));
   b = good;
   b.ratings[3] = std::numeric_limits<float>::infinity();
   SFAC_EXPECT_ERROR(SFAC_ERR_INVALID_VALUE, "ratings[3]", call(b, nullptr));
