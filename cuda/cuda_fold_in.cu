@@ -1,13 +1,13 @@
-#include "cuda/cuda_fold_in.h"
-
 #include <algorithm>
 #include <vector>
 
 #include "core/error.h"
 #include "cuda/cuda_als.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_fold_in.h"
 #include "cuda/cuda_resources.h"
 #include "cuda/kernels/als/als_kernels.cuh"
+#include "cuda/kernels/als/rating_rows_check.cuh"
 
 namespace sfac::cuda {
 namespace {
@@ -134,11 +134,20 @@ void CudaFoldIn::describe_items(kernels::AlsHalfSweep& s) const {
   s.weighted = weighted_;
 }
 
-void CudaFoldIn::solve(const FoldInRequest& r, int64_t budget) {
-  if (r.model.fold_in_solver == SFAC_SOLVER_CG) {
-    solve_cg(r, budget);
-    return;
-  }
+bool CudaFoldIn::rows_pass(const FoldInRequest& r, const int64_t* offsets, const int32_t* items,
+                           const float* ratings, cudaStream_t stream) const {
+  if (r.rows_checked) return true;
+  DeviceBuffer<int32_t> flag(1, stream);
+  SFAC_CUDA_TRY(cudaMemsetAsync(flag.data(), 0, sizeof(int32_t), stream));
+  kernels::launch_rating_rows_check(offsets, r.count, items, ratings, r.model.items, implicit_,
+                                    flag.data(), stream);
+  int32_t may_fail = 0;
+  flag.download(&may_fail, 1);
+  return may_fail == 0;
+}
+
+bool CudaFoldIn::solve(const FoldInRequest& r, int64_t budget) {
+  if (r.model.fold_in_solver == SFAC_SOLVER_CG) return solve_cg(r, budget);
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
@@ -170,6 +179,7 @@ void CudaFoldIn::solve(const FoldInRequest& r, int64_t budget) {
   const auto offsets = DeviceBuffer<int64_t>::copy_of(r.offsets, static_cast<size_t>(r.count) + 1, stream);
   const auto items = DeviceBuffer<int32_t>::copy_of(r.items, static_cast<size_t>(nnz), stream);
   const auto ratings = DeviceBuffer<float>::copy_of(r.ratings, static_cast<size_t>(nnz), stream);
+  if (!rows_pass(r, offsets.data(), items.data(), ratings.data(), stream)) return false;
   const auto begin = DeviceBuffer<int64_t>::copy_of(segments.begin.data(), segments.begin.size(), stream);
   const auto row = DeviceBuffer<int32_t>::copy_of(segments.row.data(), segments.row.size(), stream);
   const auto first = DeviceBuffer<int64_t>::copy_of(segments.first.data(), segments.first.size(), stream);
@@ -199,9 +209,10 @@ void CudaFoldIn::solve(const FoldInRequest& r, int64_t budget) {
     batch.row_begin = batch.row_end;
   }
   download_rows(r, solved, solved_bias, stream);
+  return true;
 }
 
-void CudaFoldIn::solve_cg(const FoldInRequest& r, int64_t budget) {
+bool CudaFoldIn::solve_cg(const FoldInRequest& r, int64_t budget) {
   DeviceGuard guard(backend_->device());
   OwnStreamWork order(*backend_);
   const cudaStream_t stream = backend_->own_stream();
@@ -231,6 +242,7 @@ void CudaFoldIn::solve_cg(const FoldInRequest& r, int64_t budget) {
       DeviceBuffer<int64_t>::copy_of(r.offsets, static_cast<size_t>(r.count) + 1, stream);
   const auto items = DeviceBuffer<int32_t>::copy_of(r.items, static_cast<size_t>(nnz), stream);
   const auto ratings = DeviceBuffer<float>::copy_of(r.ratings, static_cast<size_t>(nnz), stream);
+  if (!rows_pass(r, offsets.data(), items.data(), ratings.data(), stream)) return false;
   const auto rows = DeviceBuffer<int32_t>::copy_of(row_order.data(), row_order.size(), stream);
   auto solved = DeviceBuffer<float>::copy_of(start.data(), start.size(), stream);
   auto solved_bias = DeviceBuffer<float>::copy_of(start_bias.data(), start_bias.size(), stream);
@@ -246,6 +258,7 @@ void CudaFoldIn::solve_cg(const FoldInRequest& r, int64_t budget) {
   cg_rows.short_count = r.count - long_count;
   kernels::launch_als_conjugate_gradient(s, model.fold_in_cg_steps, cg_rows, stream);
   download_rows(r, solved, solved_bias, stream);  // waits: the host vectors die at return
+  return true;
 }
 
 void CudaFoldIn::download_rows(const FoldInRequest& r, const DeviceBuffer<float>& solved,

@@ -33,11 +33,16 @@ class CudaFoldIn {
 
   // Solves the request's users (at least one rating among them) into its outputs; rows are
   // written as computed, finite or not. `budget`: device bytes the call may take (negative: no
-  // limit, a share of the free memory); SFAC_ERR_OUT_OF_MEMORY where it cannot hold the longest user's systems.
-  void solve(const FoldInRequest& request, int64_t budget);
+  // limit, a share of the free memory); SFAC_ERR_OUT_OF_MEMORY where it cannot hold the longest
+  // user's systems. Rows not yet checked (request.rows_checked) are checked on the device once
+  // uploaded; false, nothing written, where one may fail (FoldInRequest).
+  bool solve(const FoldInRequest& request, int64_t budget);
 
  private:
-  void solve_cg(const FoldInRequest& request, int64_t budget);
+  bool solve_cg(const FoldInRequest& request, int64_t budget);
+  // Whether the request's uploaded rows were checked or pass the device's check.
+  bool rows_pass(const FoldInRequest& request, const int64_t* offsets, const int32_t* items,
+                 const float* ratings, cudaStream_t stream) const;
   // The item side's and the objective's part of a half-sweep.
   void describe_items(kernels::AlsHalfSweep& s) const;
   // The solved rows (d_ floats each, the first rank_ taken) and biases into the request's

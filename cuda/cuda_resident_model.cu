@@ -411,8 +411,8 @@ bool CudaResidentModel::error_sums(const SparseMatrix& ratings, double* squared,
   return true;
 }
 
-bool CudaResidentModel::fold_in(const FoldInRequest& request) {
-  if (!CudaFoldIn::serves(request.model)) return false;
+FoldInAnswer CudaResidentModel::fold_in(const FoldInRequest& request) {
+  if (!CudaFoldIn::serves(request.model)) return FoldInAnswer::kDeclined;
   // The model is the one this copy was made from (the cache drops the copy when it changes).
   std::call_once(fold_in_once_, [&] {
     require_within_limit(CudaFoldIn::item_side_bytes(request.model), "this fold-in's item side");
@@ -420,8 +420,9 @@ bool CudaResidentModel::fold_in(const FoldInRequest& request) {
     fold_in_bytes_.store(fold_in_->bytes(), std::memory_order_relaxed);
   });
   const int64_t limit = backend_->device_memory_limit();
-  fold_in_->solve(request, limit == 0 ? -1 : limit - bytes_ - fold_in_->bytes());
-  return true;
+  return fold_in_->solve(request, limit == 0 ? -1 : limit - bytes_ - fold_in_->bytes())
+             ? FoldInAnswer::kSolved
+             : FoldInAnswer::kCheckRowsFirst;
 }
 
 }  // namespace sfac::cuda

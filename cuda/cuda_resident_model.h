@@ -31,7 +31,7 @@ class CudaResidentModel final : public ResidentModel {
   bool recommend(const RecommendRequest& request) override;
   bool similar(const SimilarRequest& request) override;
   // Declines models whose rank the ALS kernels do not take (CudaFoldIn::serves).
-  bool fold_in(const FoldInRequest& request) override;
+  FoldInAnswer fold_in(const FoldInRequest& request) override;
   // Declines ratings of another device.
   bool error_sums(const SparseMatrix& ratings, double* squared, double* absolute) override;
 

@@ -228,7 +228,7 @@ sfac_status sfac_model_recalculate_users(sfac_model* model, int64_t count, const
                                          int64_t capacity, float* out_biases) {
   SFAC_API_BEGIN
   auto& m = checked(model, "model");
-  sfac::check_fold_in_batch(m.impl, count, users, offsets, items, ratings, threads_of(m));
+  sfac::check_fold_in_batch(m.impl, count, users, offsets, items, ratings);
   require_pointer(out_factors, "out_factors");
   const int64_t needed =
       m.impl.rank == 0 ? 0 : (count > INT64_MAX / m.impl.rank ? INT64_MAX : count * m.impl.rank);

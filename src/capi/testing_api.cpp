@@ -55,11 +55,12 @@ class SnapshotModel final : public sfac::ResidentModel {
     return true;
   }
 
-  bool fold_in(const sfac::FoldInRequest& r) override {
+  sfac::FoldInAnswer fold_in(const sfac::FoldInRequest& r) override {
     SFAC_REQUIRE(r.count > 0 && r.offsets && r.offsets[r.count] > 0 && r.out_factors &&
                      r.out_biases,
                  SFAC_ERR_INTERNAL, "resident fold_in: empty or unvalidated request");
-    if (!serve_) return false;
+    if (!serve_) return sfac::FoldInAnswer::kDeclined;
+    if (!r.rows_checked) return sfac::FoldInAnswer::kCheckRowsFirst;
     sfac::Model model = snapshot_;  // with the solver the model has now (a serving setting)
     model.fold_in_solver = r.model.fold_in_solver;
     model.fold_in_cg_steps = r.model.fold_in_cg_steps;
@@ -68,7 +69,7 @@ class SnapshotModel final : public sfac::ResidentModel {
     std::copy(rows.factors.begin(), rows.factors.end(), r.out_factors);
     std::copy(rows.biases.begin(), rows.biases.end(), r.out_biases);
     ++counts_->served;
-    return true;
+    return sfac::FoldInAnswer::kSolved;
   }
 
   bool error_sums(const sfac::SparseMatrix& ratings, double* squared, double* absolute) override {

@@ -194,8 +194,7 @@ FoldIn fold_in(const Model& model, int64_t user, int64_t count, const int32_t* i
 }
 
 void check_fold_in_batch(const Model& model, int64_t count, const int32_t* users,
-                         const int64_t* offsets, const int32_t* items, const float* ratings,
-                         int num_threads) {
+                         const int64_t* offsets, const int32_t* items, const float* ratings) {
   SFAC_REQUIRE(count >= 0, SFAC_ERR_INVALID_ARGUMENT, "count = ", count, " must be >= 0");
   SFAC_REQUIRE(offsets != nullptr, SFAC_ERR_INVALID_ARGUMENT,
                "offsets is NULL (it holds count + 1 entries)");
@@ -208,6 +207,24 @@ void check_fold_in_batch(const Model& model, int64_t count, const int32_t* users
   const int64_t total = offsets[count];
   require_array(items, "items", total, "offsets[count]");
   require_array(ratings, "ratings", total, "offsets[count]");
+  if (users == nullptr) return;
+  std::vector<std::pair<int32_t, int64_t>> order;
+  for (int64_t i = 0; i < count; ++i) {
+    SFAC_REQUIRE(users[i] >= -1 && users[i] < model.users, SFAC_ERR_OUT_OF_RANGE, "users[", i,
+                 "] = ", users[i], " is out of range for a model with ", model.users,
+                 " users (-1 folds in a new user)");
+    if (users[i] >= 0) order.emplace_back(users[i], i);
+  }
+  std::sort(order.begin(), order.end());
+  for (size_t j = 1; j < order.size(); ++j) {
+    SFAC_REQUIRE(order[j].first != order[j - 1].first, SFAC_ERR_DUPLICATE_ENTRY, "users[",
+                 order[j].second, "] = ", order[j].first, " repeats users[", order[j - 1].second,
+                 "]");
+  }
+}
+
+void check_fold_in_rows(const Model& model, int64_t count, const int64_t* offsets,
+                        const int32_t* items, const float* ratings, int num_threads) {
   // Rows in parallel (a batch of thousands of users is checked in a fraction of its solve).
   // A row that may_fail passes (ids in range and increasing, the usual sorted CSR row; ratings
   // valid) is good. Others are checked in detail: their ids, then their ratings, then repeats,
@@ -258,20 +275,6 @@ void check_fold_in_batch(const Model& model, int64_t count, const int32_t* users
     }
   }
   raise_first(failures);
-  if (users == nullptr) return;
-  std::vector<std::pair<int32_t, int64_t>> order;
-  for (int64_t i = 0; i < count; ++i) {
-    SFAC_REQUIRE(users[i] >= -1 && users[i] < model.users, SFAC_ERR_OUT_OF_RANGE, "users[", i,
-                 "] = ", users[i], " is out of range for a model with ", model.users,
-                 " users (-1 folds in a new user)");
-    if (users[i] >= 0) order.emplace_back(users[i], i);
-  }
-  std::sort(order.begin(), order.end());
-  for (size_t j = 1; j < order.size(); ++j) {
-    SFAC_REQUIRE(order[j].first != order[j - 1].first, SFAC_ERR_DUPLICATE_ENTRY, "users[",
-                 order[j].second, "] = ", order[j].first, " repeats users[", order[j - 1].second,
-                 "]");
-  }
 }
 
 FoldInBatch fold_in_batch(const Model& model, int64_t count, const int32_t* users,
@@ -280,12 +283,25 @@ FoldInBatch fold_in_batch(const Model& model, int64_t count, const int32_t* user
   FoldInBatch out;
   out.factors.assign(static_cast<size_t>(count * model.rank), 0.0f);
   out.biases.assign(static_cast<size_t>(count), 0.0f);
-  if (count == 0 || model.rank == 0) return out;
-  if (backend && offsets[count] > 0) {
-    const FoldInRequest request{model, count, offsets, items, ratings, users,
-                                out.factors.data(), out.biases.data()};
+  // A device copy checks the rows where it solves them (no pass over them here, no threads to
+  // wake); the host checks them where it declines, or where a row may fail (the host's
+  // messages name the first bad entry).
+  bool rows_checked = false;
+  auto check_rows = [&] {
+    if (!rows_checked) check_fold_in_rows(model, count, offsets, items, ratings, num_threads);
+    rows_checked = true;
+  };
+  if (backend && count > 0 && model.rank > 0 && offsets[count] > 0) {
+    FoldInRequest request{
+        model, count, offsets, items, ratings, false, users, out.factors.data(), out.biases.data()};
     const std::shared_ptr<ResidentModel> resident = model.resident.get(*backend, model);
-    if (resident && resident->fold_in(request)) {
+    FoldInAnswer answer = resident ? resident->fold_in(request) : FoldInAnswer::kDeclined;
+    if (answer == FoldInAnswer::kCheckRowsFirst) {
+      check_rows();
+      request.rows_checked = true;
+      answer = resident->fold_in(request);
+    }
+    if (answer == FoldInAnswer::kSolved) {
       for (int64_t i = 0; i < count; ++i) {
         const float* row = out.factors.data() + i * model.rank;
         const bool finite = std::all_of(row, row + model.rank, [](float v) { return std::isfinite(v); });
@@ -296,6 +312,8 @@ FoldInBatch fold_in_batch(const Model& model, int64_t count, const int32_t* user
       return out;
     }
   }
+  check_rows();
+  if (count == 0 || model.rank == 0) return out;
   const FoldInSetup setup(model, num_threads);
   const int threads = static_cast<int>(std::clamp<int64_t>(count, 1, std::max(num_threads, 1)));
   // Each user's system is small: one BLAS thread per solve, users spread over the threads.

@@ -101,19 +101,21 @@ void set_user_row(Model& model, int64_t user, const FoldIn& row);
 
 // Fold-in of `count` users in one call (sfac_model_recalculate_users): user i's ratings are
 // entries [offsets[i], offsets[i + 1]) of items and ratings; row i of the result is what
-// fold_in gives for them (user users[i], or -1 where users is null). check_fold_in_batch validates everything first (offsets from 0 and
-// non-decreasing, items in range and distinct within a user, ratings as fold_in takes them,
-// users (may be null) in [-1, users) and distinct where >= 0; of several bad rows, the first
-// is reported). fold_in_batch then solves them
-// where `backend` (the model's; null = the host) keeps a copy of the model that serves the call,
-// else on the host; a non-finite solution is SFAC_ERR_INVALID_VALUE naming its row.
+// fold_in gives for them (user users[i], or -1 where users is null). check_fold_in_batch
+// validates the call's shape first (offsets from 0 and non-decreasing, the arrays given, users
+// (may be null) in [-1, users) and distinct where >= 0). fold_in_batch then validates the rows
+// (items in range and distinct within a user, ratings as fold_in takes them; of several bad
+// rows, the first is reported: check_fold_in_rows), on the device where `backend` (the model's;
+// null = the host) keeps a copy of the model that serves the call, and solves them there, else
+// on the host; a non-finite solution is SFAC_ERR_INVALID_VALUE naming its row.
 struct FoldInBatch {
   std::vector<float> factors;  // count x rank
   std::vector<float> biases;   // count entries, zeros when the model has no biases
 };
 void check_fold_in_batch(const Model& model, int64_t count, const int32_t* users,
-                         const int64_t* offsets, const int32_t* items, const float* ratings,
-                         int num_threads);
+                         const int64_t* offsets, const int32_t* items, const float* ratings);
+void check_fold_in_rows(const Model& model, int64_t count, const int64_t* offsets,
+                        const int32_t* items, const float* ratings, int num_threads);
 FoldInBatch fold_in_batch(const Model& model, int64_t count, const int32_t* users,
                           const int64_t* offsets, const int32_t* items, const float* ratings,
                           int num_threads, Backend* backend);

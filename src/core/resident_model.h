@@ -43,19 +43,32 @@ struct SimilarRequest {
   float* out_scores;  // count * n, host memory
 };
 
-// One validated sfac_model_recalculate_users call with at least one rating (see
-// sfac::fold_in_batch): `model` is the model the copy was made from, its ratings are host arrays.
+// One sfac_model_recalculate_users call with at least one rating (see sfac::fold_in_batch),
+// its offsets and users validated: `model` is the model the copy was made from, its ratings are
+// host arrays.
 struct FoldInRequest {
   const Model& model;
   int64_t count;
   const int64_t* offsets;  // count + 1
   const int32_t* items;
   const float* ratings;
+  // Whether the rows' ids and ratings were checked (check_fold_in_rows). Where not, a copy that
+  // serves the call checks them first: ids in range and increasing within each row (the usual
+  // sorted CSR row), ratings finite (not negative for implicit feedback); where any row is not
+  // so it writes nothing and answers kCheckRowsFirst.
+  bool rows_checked;
   // With the CG solver (model.fold_in_solver), row i starts from the model's row users[i] where
   // that is >= 0, else from zero; null: every row from zero.
   const int32_t* users;
   float* out_factors;  // count x rank, host memory
   float* out_biases;   // count entries, host memory: each row's bias, 0 without biases
+};
+
+// What a copy did with a fold-in request.
+enum class FoldInAnswer {
+  kDeclined,        // not served, nothing written: the host solves the call
+  kSolved,          // the rows are written
+  kCheckRowsFirst,  // a row may fail the checks: the host checks them, then asks again
 };
 
 // A backend's copy of a model's factors and biases, made from the model as it was when built
@@ -69,9 +82,9 @@ class ResidentModel {
   virtual bool recommend(const RecommendRequest& request) = 0;
   virtual bool similar(const SimilarRequest& request) = 0;
   // Rows that are not finite are returned as computed: the core checks them.
-  virtual bool fold_in(const FoldInRequest& request) {
+  virtual FoldInAnswer fold_in(const FoldInRequest& request) {
     (void)request;
-    return false;
+    return FoldInAnswer::kDeclined;
   }
   // The sums of squared and of absolute errors of the model's predictions (each as
   // Model::predict makes it) on the nonzeros of `ratings` (the model's shape, at least one
