@@ -354,11 +354,23 @@ __global__ void sample_masks_kernel(const int32_t* query_ids, int64_t queries,
   const int lane = static_cast<int>(threadIdx.x % 32);
   if (q >= queries) return;
   const int32_t id = query_ids[q];
-  for (int64_t e = exclude_offsets[id] + lane; e < exclude_offsets[id + 1]; e += 32) {
-    const int32_t pos = sample_position[exclude_cols[e]];
-    if (pos >= 0) {
-      atomicOr(reinterpret_cast<unsigned long long*>(masks + q * words + pos / 64),
-               1ull << (pos % 64));
+  const int64_t end = exclude_offsets[id + 1];
+  auto* row = reinterpret_cast<unsigned long long*>(masks + q * words);
+  // kAhead entries a lane in flight: their ids, then their sample positions, then the bits
+  // (a lane's entries are a chain of dependent loads otherwise).
+  constexpr int kAhead = 4;
+  for (int64_t e0 = exclude_offsets[id] + lane; e0 < end; e0 += 32 * kAhead) {
+    int32_t col[kAhead];
+#pragma unroll
+    for (int i = 0; i < kAhead; ++i) {
+      col[i] = e0 + 32 * i < end ? __ldg(exclude_cols + e0 + 32 * i) : -1;
+    }
+    int32_t pos[kAhead];
+#pragma unroll
+    for (int i = 0; i < kAhead; ++i) pos[i] = col[i] >= 0 ? __ldg(sample_position + col[i]) : -1;
+#pragma unroll
+    for (int i = 0; i < kAhead; ++i) {
+      if (pos[i] >= 0) atomicOr(row + pos[i] / 64, 1ull << (pos[i] % 64));
     }
   }
 }
