@@ -1,6 +1,6 @@
 // The scan of the two-pass top-n (top_n_two_pass.cuh) with warpgroup mma, for folded scores on
 // sm_90a (this file is compiled for that target only; top_n_scan.cu serves other devices). One
-// block of two warpgroups per 128 queries walks every candidate in tiles of 128; a warpgroup
+// block of four warpgroups per 256 queries walks every candidate in tiles of 128; a warpgroup
 // computes its 64 queries' scores of a tile as two 64 x 64 halves, each issued as one
 // asynchronous group of m64n64k16 mma on rows staged in shared memory, into two sets of
 // accumulators: while the tensor cores compute one half, the warpgroup forms the other half's
@@ -20,9 +20,13 @@
 namespace sfac::cuda::kernels {
 namespace {
 
-constexpr int kQueries = 128;  // queries a block: two warpgroups of 64
-constexpr int kTile = 128;     // candidates a tile: two halves of 64
-constexpr int kThreads = 256;
+// Warpgroups a block. Every block reads all candidates from L2, which bounds the scan: a tile
+// staged once serves 64 kGroups queries (one block an SM, as many warps as two blocks of two).
+constexpr int kGroups = 4;
+constexpr int kQueries = 64 * kGroups;  // queries a block: a warpgroup's 64 each
+constexpr int kTile = 128;              // candidates a tile: two halves of 64
+constexpr int kThreads = 128 * kGroups;
+constexpr int kStageSplit = kThreads / (2 * kTile);  // thread pairs that stage a candidate row
 constexpr int kKept = 8;  // sample scores a thread keeps of each of its two queries (x 4 threads)
 
 // Rows are staged as the mma read them: 8 x 8 core matrices of 128 bytes, the row's 16-byte
@@ -31,12 +35,13 @@ __host__ __device__ constexpr int piece_offset(int row, int piece, int chunks) {
   return ((row >> 3) * chunks + piece) * 128 + (row & 7) * 16;
 }
 
-__host__ __device__ size_t rows_bytes(int64_t stride) {
-  return sizeof(uint16_t) * kQueries * static_cast<size_t>(stride);  // kTile rows alike
+__host__ __device__ size_t rows_bytes(int rows, int64_t stride) {
+  return sizeof(uint16_t) * rows * static_cast<size_t>(stride);
 }
 
 size_t shared_bytes(int64_t stride) {
-  return 3 * rows_bytes(stride);  // query rows, then two tiles of candidate rows
+  // query rows, then two tiles of candidate rows
+  return rows_bytes(kQueries, stride) + 2 * rows_bytes(kTile, stride);
 }
 
 // f(h) for h = 0, 1 as constants: a thread's two queries, whose accumulators and kept scores
@@ -50,15 +55,16 @@ __device__ __forceinline__ void for_both_queries(F&& f) {
 // kSteps: k16 steps a row (its top_n_folded_stride / 16), a constant so that each half's mma
 // are one unbroken sequence.
 template <int kSteps>
-__global__ void __launch_bounds__(kThreads, 2) top_n_scan_warpgroup_kernel(TopNScanProblem p) {
+__global__ void __launch_bounds__(kThreads, 4 / kGroups)
+    top_n_scan_warpgroup_kernel(TopNScanProblem p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr int stride = 16 * kSteps;
   constexpr int chunks = stride / 8;  // 16-byte pieces a row
   const int columns = static_cast<int>(top_n_folded_columns(p.rank));
   unsigned char* query_rows = smem;
-  unsigned char* stage = query_rows + rows_bytes(stride);
-  const size_t tile_bytes = rows_bytes(stride);
+  unsigned char* stage = query_rows + rows_bytes(kQueries, stride);
+  const size_t tile_bytes = rows_bytes(kTile, stride);
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
@@ -92,9 +98,11 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_warpgroup_kernel(TopNS
   }
 
   // Stages tile s of a walk over `count` candidates (sample: ids sample_ids[c], else c) into
-  // buffer `slot`: two threads a candidate row (alternate pieces), rows past the candidates
-  // zeros.
-  const int stage_row = tid >> 1, first_piece = tid & 1;
+  // buffer `slot`: a pair of threads a 32-byte piece pair of a candidate row (a sector), the
+  // block's kStageSplit parts of kTile pairs taking every kStageSplit-th piece pair of each
+  // row (four threads a row each taking 64 contiguous bytes read more sectors from L2); rows
+  // past the candidates zeros.
+  const int stage_row = (tid >> 1) % kTile, first_piece = tid & 1, first_step = tid / (2 * kTile);
   unsigned char* const stage_to = stage + piece_offset(stage_row, first_piece, chunks);
   auto issue = [&](bool sample, int64_t count, int64_t s, int slot) {
     const int64_t c = s * kTile + stage_row;
@@ -103,7 +111,11 @@ __global__ void __launch_bounds__(kThreads, 2) top_n_scan_warpgroup_kernel(TopNS
     const uint16_t* from = p.folded_candidates + id * stride + 8 * first_piece;
     unsigned char* to = stage_to + slot * tile_bytes;
 #pragma unroll
-    for (int i = 0; i < kSteps; ++i) detail::cp_async16(to + 256 * i, from + 16 * i, valid);
+    for (int i = 0; i < kSteps; i += kStageSplit) {
+      if (i + first_step < kSteps) {
+        detail::cp_async16(to + 256 * (i + first_step), from + 16 * (i + first_step), valid);
+      }
+    }
     detail::cp_async_commit();
   };
 
