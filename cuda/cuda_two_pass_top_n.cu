@@ -13,7 +13,9 @@ namespace {
 // Device bytes a launch's per-query buffers may take: enough queries for several waves of the
 // scan's blocks at every n it serves.
 constexpr int64_t kLaunchBytes = int64_t{1} << 30;
-constexpr int64_t kScanQueries = 128;  // the scan's queries a block
+// The warp-mma scan's queries a block; an SM holds two of its blocks or one of the warpgroup
+// scan's (256 queries): a wave is 256 queries an SM either way.
+constexpr int64_t kScanQueries = 128;
 // The scan indexes a launch's survivors with 32-bit integers.
 static_assert(kLaunchBytes / (8 * kernels::kTopNSurvivors) * kernels::kTopNSurvivors < (int64_t{1} << 31));
 // Values whose products and sums stay far from float's overflow: beyond them the single-pass
