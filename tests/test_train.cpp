@@ -141,7 +141,7 @@ TEST_P(Train, AlsWith16BitFactorStorageReachesTheFloat32Error) {
     SCOPED_TRACE("dtype " + std::to_string(dtype));
     Options opts = make_options(SFAC_ALGO_ALS);
     SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_RANK, 8));
-    SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_ITERATIONS, 8));
+    SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_ITERATIONS, 16));
     SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_USE_BIASES, 1));
     SFAC_ASSERT_OK(sfac_train_options_set_double(opts.get(), SFAC_OPT_LAMBDA, 0.02));
     SFAC_ASSERT_OK(sfac_train_options_set_int(opts.get(), SFAC_OPT_FACTOR_DTYPE, dtype));
@@ -150,9 +150,10 @@ TEST_P(Train, AlsWith16BitFactorStorageReachesTheFloat32Error) {
     const double test_rmse = rmse(model.get(), data.test.get());
     if (dtype == SFAC_DTYPE_FLOAT32) reference = test_rmse;
     EXPECT_LT(test_rmse, 0.55);
-    // Usually within 1e-4; on rare seeds the rounding sends ALS elsewhere on the rows that few
-    // ratings determine at this lambda (one seed in CI: float16 1.07% above, bfloat16 0.06%
-    // below), which is not the storage's precision: 2%.
+    // Compared where ALS has converged: on some seeds the error still falls steeply after eight
+    // sweeps, and the rounding shifts where each storage type is on that slope. Usually within
+    // 1e-4; on rare seeds the rounding sends ALS elsewhere on the rows that few ratings
+    // determine at this lambda, which is not the storage's precision: 2%.
     EXPECT_NEAR(test_rmse / reference, 1.0, 0.02) << test_rmse << " vs float32 " << reference;
     std::vector<float> users(20000 * 8), items(5000 * 8);
     SFAC_ASSERT_OK(
